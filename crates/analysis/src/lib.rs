@@ -1,0 +1,14 @@
+//! Questions about one heap. For now: what is in it ([`histogram`]), by class, package or
+//! type hierarchy, from a [`heap::Census`] (everything in the dump, as the JVM counts it).
+//!
+//! ```no_run
+//! let dump = heap::Dump::open(std::path::Path::new("app.hprof"))?;
+//! let census = heap::Census::build(&dump, &Default::default(), &graph::NoProgress)?;
+//! let h = analysis::histogram(&census, analysis::GroupBy::Package);
+//! println!("{} bytes in {} objects", h.total_shallow_bytes, h.total_instances);
+//! # Ok::<(), heap::Error>(())
+//! ```
+
+mod histogram;
+
+pub use histogram::{histogram, GroupBy};

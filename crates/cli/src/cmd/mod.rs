@@ -1,0 +1,3 @@
+//! One module per subcommand: its arguments and its `run`.
+
+pub mod histogram;

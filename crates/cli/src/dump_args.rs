@@ -1,0 +1,96 @@
+//! Arguments every command that reads a dump shares: layout overrides and quietness.
+
+use std::path::Path;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+
+/// On or off, for layout overrides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Switch {
+    /// Enabled.
+    On,
+    /// Disabled.
+    Off,
+}
+
+impl Switch {
+    fn get(s: Option<Switch>) -> Option<bool> {
+        s.map(|s| s == Switch::On)
+    }
+}
+
+/// How to read a heap dump.
+#[derive(Debug, Clone, Args)]
+pub struct DumpArgs {
+    /// Force -XX:±UseCompressedOops instead of inferring it from object addresses.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "on|off",
+        help_heading = "Object layout (inferred unless set)"
+    )]
+    pub compressed_oops: Option<Switch>,
+    /// Force -XX:±UseCompressedClassPointers.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "on|off",
+        help_heading = "Object layout (inferred unless set)"
+    )]
+    pub compressed_class_pointers: Option<Switch>,
+    /// Force -XX:±UseCompactObjectHeaders (JDK 24+).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "on|off",
+        help_heading = "Object layout (inferred unless set)"
+    )]
+    pub compact_headers: Option<Switch>,
+    /// Force -XX:ObjectAlignmentInBytes (8, 16, 32, ...).
+    #[arg(long, value_name = "BYTES", value_parser = parse_align, help_heading = "Object layout (inferred unless set)")]
+    pub object_alignment: Option<u32>,
+    /// No progress bar and no warnings on stderr (errors are still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn parse_align(s: &str) -> Result<u32, String> {
+    let n: u32 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if n >= 8 && n <= 256 && n.is_power_of_two() {
+        Ok(n)
+    } else {
+        Err("object alignment must be a power of two from 8 to 256".into())
+    }
+}
+
+impl DumpArgs {
+    /// The read options these flags ask for.
+    pub fn read_options(&self) -> heap::ReadOptions {
+        heap::ReadOptions {
+            layout: heap::LayoutSpec {
+                compressed_oops: Switch::get(self.compressed_oops),
+                compressed_class_pointers: Switch::get(self.compressed_class_pointers),
+                compact_headers: Switch::get(self.compact_headers),
+                align: self.object_alignment,
+            },
+        }
+    }
+
+    /// Prints the warnings of a read to stderr, unless quiet.
+    pub fn print_warnings(&self, w: &heap::Warnings) {
+        if !self.quiet {
+            for item in w.items() {
+                eprintln!("warning: {item}");
+            }
+        }
+    }
+}
+
+/// Opens a dump file, with the path in the error.
+pub fn open(path: &Path) -> anyhow::Result<heap::Dump> {
+    if path.is_dir() {
+        anyhow::bail!("{} is a directory, not a heap dump", path.display());
+    }
+    heap::Dump::open(path).with_context(|| format!("cannot read {}", path.display()))
+}

@@ -1,0 +1,68 @@
+//! `leakscope`: the command-line front end. Parses arguments, wires the libraries together,
+//! draws progress, and maps outcomes to exit codes (see [`exit::Exit`]).
+
+mod cmd;
+mod dump_args;
+mod exit;
+mod progress;
+
+use clap::{Parser, Subcommand};
+use exit::Exit;
+
+/// Find the data structure that leaks in a JVM heap.
+///
+/// leakscope reads HPROF heap dumps (`jcmd PID GC.heap_dump FILE`) and tells what fills the
+/// heap. Results go to stdout (`--json` for one JSON document); progress and warnings go to
+/// stderr. Exit codes: 0 success, 1 a requested check failed, 2 error.
+#[derive(Debug, Parser)]
+#[command(name = "leakscope", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Instances and JVM shallow bytes per class, package or type hierarchy.
+    Histogram(cmd::histogram::HistogramArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                Exit::Error
+            } else {
+                Exit::Success
+            };
+            let _ = e.print();
+            return code.into();
+        }
+    };
+    let result = match &cli.command {
+        Command::Histogram(a) => cmd::histogram::run(a),
+    };
+    match result {
+        Ok(code) => code.into(),
+        Err(e) => {
+            eprintln!("error: {}", chain(&e));
+            Exit::Error.into()
+        }
+    }
+}
+
+/// The error and its causes on one line, without repeating a cause already in the message.
+fn chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let s = cause.to_string();
+        if !out.contains(&s) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&s);
+        }
+    }
+    out
+}

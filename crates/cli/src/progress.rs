@@ -1,0 +1,72 @@
+//! Progress bars on stderr, shown only on a terminal and only once work lasts a moment.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// Work shorter than this never shows a bar.
+const SHOW_AFTER: Duration = Duration::from_millis(400);
+
+/// A [`graph::Progress`] drawn with indicatif.
+pub struct Bar {
+    bar: ProgressBar,
+    started: Mutex<Instant>,
+    shown: AtomicBool,
+    enabled: bool,
+}
+
+impl Bar {
+    /// A bar that draws when stderr is a terminal and `quiet` is false.
+    pub fn new(quiet: bool) -> Bar {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{msg:>22} [{bar:40}] {percent:>3}% {elapsed_precise} eta {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        let enabled = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+        Bar {
+            bar,
+            started: Mutex::new(Instant::now()),
+            shown: AtomicBool::new(false),
+            enabled,
+        }
+    }
+}
+
+impl graph::Progress for Bar {
+    fn start(&self, phase: &str, total: u64) {
+        self.bar.set_length(total);
+        self.bar.set_position(0);
+        self.bar.set_message(phase.to_owned());
+        if let Ok(mut s) = self.started.lock() {
+            *s = Instant::now();
+        }
+    }
+
+    fn advance(&self, done: u64) {
+        self.bar.inc(done);
+        if self.enabled && !self.shown.load(Ordering::Relaxed) {
+            let late = self
+                .started
+                .lock()
+                .map(|s| s.elapsed() > SHOW_AFTER)
+                .unwrap_or(false);
+            if late && !self.shown.swap(true, Ordering::Relaxed) {
+                self.bar.set_draw_target(ProgressDrawTarget::stderr());
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if self.shown.load(Ordering::Relaxed) {
+            self.bar.finish_and_clear();
+            self.bar.set_draw_target(ProgressDrawTarget::hidden());
+            self.shown.store(false, Ordering::Relaxed);
+        }
+    }
+}

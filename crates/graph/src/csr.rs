@@ -1,0 +1,96 @@
+//! Compressed sparse row adjacency over dense node indices.
+
+use crate::packed::Packed40;
+
+/// Successor lists of nodes `0..n`, stored as offsets and one flat target array.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Csr {
+    offsets: Packed40,
+    targets: Packed40,
+}
+
+impl Csr {
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// Number of edges.
+    pub fn edge_count(&self) -> usize {
+        self.targets.len()
+    }
+
+    /// Range of `node`'s edges in the flat target array.
+    #[inline]
+    pub fn edge_range(&self, node: usize) -> std::ops::Range<usize> {
+        self.offsets.get(node) as usize..self.offsets.get(node + 1) as usize
+    }
+
+    /// Target of edge number `e`.
+    #[inline]
+    pub fn target(&self, e: usize) -> u64 {
+        self.targets.get(e)
+    }
+
+    /// Successors of `node`, in insertion order.
+    pub fn successors(&self, node: usize) -> impl Iterator<Item = u64> + '_ {
+        self.edge_range(node).map(|e| self.targets.get(e))
+    }
+
+    /// Heap bytes used.
+    pub fn heap_bytes(&self) -> usize {
+        self.offsets.heap_bytes() + self.targets.heap_bytes()
+    }
+}
+
+/// Builds a [`Csr`] node by node, in index order; blocks built elsewhere can be appended.
+#[derive(Debug, Clone)]
+pub struct CsrBuilder {
+    csr: Csr,
+}
+
+impl Default for CsrBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CsrBuilder {
+    /// An empty graph.
+    pub fn new() -> Self {
+        let mut offsets = Packed40::new();
+        offsets.push(0);
+        CsrBuilder {
+            csr: Csr {
+                offsets,
+                targets: Packed40::new(),
+            },
+        }
+    }
+
+    /// Adds the next node with its successors.
+    pub fn push_node(&mut self, succ: impl IntoIterator<Item = u64>) {
+        for t in succ {
+            self.csr.targets.push(t);
+        }
+        self.csr.offsets.push(self.csr.targets.len() as u64);
+    }
+
+    /// Adds the nodes of a block: `counts[i]` successors each, taken in order from `targets`.
+    pub fn push_block(&mut self, counts: &[u32], targets: &Packed40) {
+        let mut end = self.csr.targets.len() as u64;
+        for &c in counts {
+            end += u64::from(c);
+            self.csr.offsets.push(end);
+        }
+        self.csr.targets.extend_from(targets);
+        debug_assert_eq!(end as usize, self.csr.targets.len());
+    }
+
+    /// Finishes the graph.
+    pub fn finish(mut self) -> Csr {
+        self.csr.offsets.shrink_to_fit();
+        self.csr.targets.shrink_to_fit();
+        self.csr
+    }
+}

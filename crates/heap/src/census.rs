@@ -1,0 +1,236 @@
+//! Instance counts and JVM shallow bytes per class for everything in a dump, without
+//! keeping anything per object: the fast path behind `leakscope histogram`.
+
+use graph::Progress;
+use hprof::{BasicType, Header, Value};
+
+use crate::classes::{ClassIdx, ClassKind, ClassTable};
+use crate::error::Error;
+use crate::index::DumpIndex;
+use crate::layout::{self, LayoutSpec, VmLayout};
+use crate::scan::{LenCounts, Scan};
+use crate::source::Dump;
+use crate::warnings::{WarningKind, Warnings};
+
+/// Count and bytes of one class's instances.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClassTotals {
+    /// Number of instances.
+    pub instances: u64,
+    /// Sum of their shallow sizes in the JVM.
+    pub shallow_bytes: u64,
+}
+
+/// Per-class totals over every object in a dump, reachable or not (as `jcmd GC.class_histogram` counts).
+#[derive(Debug, Clone)]
+pub struct Census {
+    /// The dump's header.
+    pub header: Header,
+    /// The object layout used for sizes.
+    pub layout: VmLayout,
+    /// The classes.
+    pub classes: ClassTable,
+    /// Totals per class, indexed by [`ClassIdx`].
+    pub totals: Vec<ClassTotals>,
+    /// Problems skipped.
+    pub warnings: Warnings,
+    /// Bytes of the file that could not be read.
+    pub unread_bytes: u64,
+}
+
+/// Options for reading a dump.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions {
+    /// Layout parameters the user fixed; the rest are inferred.
+    pub layout: LayoutSpec,
+}
+
+impl Census {
+    /// Counts every object of `dump` by class.
+    pub fn build(
+        dump: &Dump,
+        opts: &ReadOptions,
+        progress: &dyn Progress,
+    ) -> Result<Census, Error> {
+        let data = dump.data();
+        let ix = DumpIndex::build(data)?;
+        let scan = Scan::run(dump, &ix, false, progress);
+        Ok(Census::from_scan(&ix, scan, opts, data.len() as u64)?.0)
+    }
+
+    /// Finishes a scan: class table, inferred layout, sizes, totals. Also hands back what the
+    /// snapshot builder needs of the scan.
+    pub(crate) fn from_scan(
+        ix: &DumpIndex<'_>,
+        mut scan: Scan,
+        opts: &ReadOptions,
+        file_bytes: u64,
+    ) -> Result<(Census, Scan), Error> {
+        let mut warnings = ix.warnings.clone();
+        warnings.merge(std::mem::take(&mut scan.warnings));
+        let unread_bytes = ix.unread_bytes + scan.unread_bytes;
+        if unread_bytes > file_bytes / 2 {
+            if let Some(first) = ix.first_error.clone().or(scan.first_error.clone()) {
+                return Err(Error::MostlyUnreadable {
+                    first,
+                    unread_bytes,
+                    file_bytes,
+                });
+            }
+        }
+        let mut classes = ClassTable::build(ix, std::mem::take(&mut scan.classes), &mut warnings);
+        let layout = layout::infer(&scan.evidence, opts.layout, ix.header.id_size);
+        classes.apply_layout(&layout);
+        let mut c = Census {
+            header: ix.header,
+            layout,
+            classes,
+            totals: Vec::new(),
+            warnings,
+            unread_bytes,
+        };
+        c.count_instances(&scan);
+        c.count_arrays(&scan);
+        c.count_mirrors(&scan);
+        Ok((c, scan))
+    }
+
+    fn totals_mut(&mut self, class: ClassIdx) -> &mut ClassTotals {
+        if self.totals.len() < self.classes.len() {
+            self.totals
+                .resize(self.classes.len(), ClassTotals::default());
+        }
+        &mut self.totals[class.index()]
+    }
+
+    fn count_instances(&mut self, scan: &Scan) {
+        let mut counted = Vec::with_capacity(scan.instances.len());
+        for (&class_id, acc) in &scan.instances {
+            let class = match self.classes.by_id(class_id) {
+                Some(c) => c,
+                None => {
+                    self.warnings
+                        .add(WarningKind::UnknownClass, acc.count, None, || {
+                            format!("class id 0x{class_id:x}")
+                        });
+                    let c = self.classes.placeholder(
+                        class_id,
+                        format!("<unknown class 0x{class_id:x}>"),
+                        ClassKind::Instance,
+                    );
+                    self.classes.get_mut(c).instance_bytes = self.layout.instance_bytes(0);
+                    c
+                }
+            };
+            counted.push((class, acc.count, acc.min_gap));
+        }
+        self.correct_sizes(&counted);
+        for (class, count, _) in counted {
+            let size = self.classes.get(class).instance_bytes;
+            let t = self.totals_mut(class);
+            t.instances += count;
+            t.shallow_bytes += count * size;
+        }
+    }
+
+    /// Replaces model sizes by what the gaps between objects show. A class without usable
+    /// gaps inherits the correction of its nearest corrected ancestor: injected fields and
+    /// `@Contended` padding are inherited too.
+    fn correct_sizes(&mut self, counted: &[(ClassIdx, u64, Option<u64>)]) {
+        let mut delta: Vec<Option<i64>> = vec![None; self.classes.len()];
+        for &(class, _, min_gap) in counted {
+            let model = self.classes.get(class).instance_bytes;
+            if let Some(size) = layout::corrected_instance_bytes(model, min_gap, &self.layout) {
+                delta[class.index()] = Some(size as i64 - model as i64);
+            }
+        }
+        let inherited: Vec<i64> = self
+            .classes
+            .iter()
+            .map(|(i, _)| {
+                self.classes
+                    .chain(i)
+                    .find_map(|a| delta[a.index()])
+                    .unwrap_or(0)
+            })
+            .collect();
+        for (i, d) in inherited.into_iter().enumerate() {
+            let c = self.classes.get_mut(ClassIdx(i as u32));
+            c.instance_bytes = c.instance_bytes.saturating_add_signed(d);
+        }
+    }
+
+    fn count_arrays(&mut self, scan: &Scan) {
+        for (&class_id, lens) in &scan.obj_arrays {
+            let class = self.classes.by_id(class_id).unwrap_or_else(|| {
+                let n: u64 = lens.values().sum();
+                self.warnings.add(WarningKind::UnknownClass, n, None, || {
+                    format!("array class id 0x{class_id:x}")
+                });
+                self.classes.placeholder(
+                    class_id,
+                    format!("<unknown array class 0x{class_id:x}>"),
+                    ClassKind::ObjectArray,
+                )
+            });
+            self.add_arrays(class, BasicType::Object, lens);
+        }
+        for (&elem, lens) in &scan.prim_arrays {
+            let class = self.classes.primitive_array(elem);
+            self.add_arrays(class, elem, lens);
+        }
+    }
+
+    fn add_arrays(&mut self, class: ClassIdx, elem: BasicType, lens: &LenCounts) {
+        let layout = self.layout;
+        let t = self.totals_mut(class);
+        for (&len, &n) in lens {
+            t.instances += n;
+            t.shallow_bytes += n * layout.array_bytes(elem, u64::from(len));
+        }
+    }
+
+    /// Classes are mirrors in the JVM (`java.lang.Class` instances holding the statics); the
+    /// dump writes them as class dumps, so their sizes are estimated from the statics.
+    fn count_mirrors(&mut self, _scan: &Scan) {
+        let Some(class_class) = self.classes.find("java.lang.Class") else {
+            return;
+        };
+        let base = self.classes.get(class_class).instance_bytes;
+        let layout = self.layout;
+        let mut bytes = 0;
+        let mut n = 0;
+        for (_, c) in self.classes.iter().filter(|(_, c)| c.dump_offset.is_some()) {
+            n += 1;
+            bytes += mirror_bytes(base, c.statics.iter().map(|s| s.value), &layout);
+        }
+        let t = self.totals_mut(class_class);
+        t.instances += n;
+        t.shallow_bytes += bytes;
+    }
+
+    /// Total instances and bytes over all classes.
+    pub fn total(&self) -> ClassTotals {
+        self.totals
+            .iter()
+            .fold(ClassTotals::default(), |a, t| ClassTotals {
+                instances: a.instances + t.instances,
+                shallow_bytes: a.shallow_bytes + t.shallow_bytes,
+            })
+    }
+
+    /// Totals of one class (zero for classes without instances).
+    pub fn of(&self, class: ClassIdx) -> ClassTotals {
+        self.totals.get(class.index()).copied().unwrap_or_default()
+    }
+}
+
+/// Estimated size of a class mirror: `java.lang.Class`'s own size plus its statics.
+pub(crate) fn mirror_bytes(
+    class_bytes: u64,
+    statics: impl Iterator<Item = Value>,
+    layout: &VmLayout,
+) -> u64 {
+    let statics: u64 = statics.map(|v| u64::from(layout.value_bytes(v.ty()))).sum();
+    layout.align_up(class_bytes + statics)
+}

@@ -1,0 +1,50 @@
+//! The heap crate's error type.
+
+use std::path::PathBuf;
+
+/// Why a dump could not be turned into a census or a snapshot.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Reading or mapping the file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not a readable HPROF dump.
+    #[error(transparent)]
+    Format(#[from] hprof::Error),
+    /// The file is HPROF but holds no heap dump (for example an allocation profile).
+    #[error(
+        "offset {offset}: the file holds no heap dump records (HEAP DUMP or HEAP DUMP SEGMENT)"
+    )]
+    NoHeapDump {
+        /// End of the records read.
+        offset: u64,
+    },
+    /// So much of the dump is unreadable that a result would mislead.
+    #[error("{first}; {unread_bytes} of {file_bytes} bytes could not be read, too much for a meaningful result")]
+    MostlyUnreadable {
+        /// The first problem met.
+        first: hprof::Error,
+        /// Bytes skipped.
+        unread_bytes: u64,
+        /// File size.
+        file_bytes: u64,
+    },
+}
+
+impl Error {
+    /// The byte offset the error points at, when it has one.
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            Error::Io { .. } => None,
+            Error::Format(e) => Some(e.offset()),
+            Error::NoHeapDump { offset } => Some(*offset),
+            Error::MostlyUnreadable { first, .. } => Some(first.offset()),
+        }
+    }
+}

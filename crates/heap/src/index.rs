@@ -1,0 +1,176 @@
+//! The first pass: top-level records only. Strings, class names, stack traces, and where the
+//! heap dump segments are; the segments themselves are read later, in parallel.
+
+use hprof::layout::StackFrame;
+use hprof::{Header, Record, Records};
+use rustc_hash::FxHashMap;
+
+use crate::error::Error;
+use crate::warnings::{WarningKind, Warnings};
+
+/// A heap dump body's location in the file.
+#[derive(Debug, Clone, Copy)]
+pub struct Segment {
+    /// Absolute offset of the first sub-record.
+    pub offset: u64,
+    /// Body length actually present.
+    pub len: usize,
+}
+
+/// Everything the top-level records say.
+#[derive(Debug)]
+pub struct DumpIndex<'a> {
+    /// The header.
+    pub header: Header,
+    /// String id → bytes.
+    pub strings: FxHashMap<u64, &'a [u8]>,
+    /// Class object id → name string id (the first LOAD_CLASS wins; JDK 17 repeats some).
+    pub class_names: FxHashMap<u64, u64>,
+    /// Class serial → class object id.
+    pub class_serials: FxHashMap<u32, u64>,
+    /// Frame id → frame.
+    pub frames: FxHashMap<u64, StackFrame>,
+    /// Stack trace serial → frame ids, innermost first.
+    pub traces: FxHashMap<u32, Vec<u64>>,
+    /// Heap dump bodies in file order.
+    pub segments: Vec<Segment>,
+    /// Problems met.
+    pub warnings: Warnings,
+    /// Bytes that could not be read (a truncated tail's missing part is not counted: it is absent).
+    pub unread_bytes: u64,
+    /// The first error met, if any.
+    pub first_error: Option<hprof::Error>,
+}
+
+impl<'a> DumpIndex<'a> {
+    /// Reads the header and every top-level record of `data`.
+    pub fn build(data: &'a [u8]) -> Result<DumpIndex<'a>, Error> {
+        let header = Header::parse(data)?;
+        let mut ix = DumpIndex {
+            header,
+            strings: FxHashMap::default(),
+            class_names: FxHashMap::default(),
+            class_serials: FxHashMap::default(),
+            frames: FxHashMap::default(),
+            traces: FxHashMap::default(),
+            segments: Vec::new(),
+            warnings: Warnings::default(),
+            unread_bytes: 0,
+            first_error: None,
+        };
+        let mut end = header.len as u64;
+        for raw in Records::new(data, header.len) {
+            let raw = match raw {
+                Ok(r) => r,
+                Err(e) => {
+                    ix.note_truncation(e, data.len() as u64 - end);
+                    break;
+                }
+            };
+            end = raw.body_offset() + raw.body.len() as u64;
+            if raw.is_truncated() {
+                let e = hprof::Error::Truncated {
+                    offset: raw.offset,
+                    what: "record",
+                };
+                let detail = format!(
+                    "record tag 0x{:02x} at offset {} declares {} bytes, {} present",
+                    raw.tag,
+                    raw.offset,
+                    raw.claimed_len,
+                    raw.body.len()
+                );
+                ix.warnings
+                    .add(WarningKind::Truncated, 1, Some(raw.offset), || detail);
+                ix.first_error.get_or_insert(e);
+            }
+            match raw.parse(header.id_size) {
+                Ok(rec) => ix.add(rec, raw.tag, raw.offset),
+                Err(e) => {
+                    ix.unread_bytes += raw.body.len() as u64;
+                    ix.first_error.get_or_insert(e.clone());
+                    if !raw.is_truncated() {
+                        ix.warnings.add(
+                            WarningKind::UnreadableSegmentTail,
+                            1,
+                            Some(e.offset()),
+                            || e.to_string(),
+                        );
+                    }
+                }
+            }
+        }
+        if ix.segments.is_empty() {
+            return Err(match ix.first_error.take() {
+                Some(first) => Error::MostlyUnreadable {
+                    first,
+                    unread_bytes: data.len() as u64 - header.len as u64,
+                    file_bytes: data.len() as u64,
+                },
+                None => Error::NoHeapDump { offset: end },
+            });
+        }
+        Ok(ix)
+    }
+
+    fn note_truncation(&mut self, e: hprof::Error, missing: u64) {
+        self.unread_bytes += missing;
+        let detail = e.to_string();
+        self.warnings
+            .add(WarningKind::Truncated, 1, Some(e.offset()), || detail);
+        self.first_error.get_or_insert(e);
+    }
+
+    fn add(&mut self, rec: Record<'a>, tag: u8, offset: u64) {
+        match rec {
+            Record::Utf8 { id, text } => {
+                self.strings.insert(id, text);
+            }
+            Record::LoadClass(lc) => {
+                self.class_names.entry(lc.class_id).or_insert(lc.name_id);
+                self.class_serials.insert(lc.serial, lc.class_id);
+            }
+            Record::StackFrame(f) => {
+                self.frames.insert(f.frame_id, f);
+            }
+            Record::StackTrace { head, frames } => {
+                self.traces.insert(head.serial, frames.iter().collect());
+            }
+            Record::HeapDump { body, offset } => self.segments.push(Segment {
+                offset,
+                len: body.len(),
+            }),
+            Record::HeapDumpEnd => {}
+            Record::Other(t) => {
+                if !KNOWN_UNUSED.contains(&t) {
+                    self.warnings
+                        .add(WarningKind::UnknownRecord, 1, Some(offset), || {
+                            format!("tag 0x{tag:02x}")
+                        });
+                }
+            }
+        }
+    }
+
+    /// The string with id `id`, if the dump has it.
+    pub fn string(&self, id: u64) -> Option<&'a [u8]> {
+        self.strings.get(&id).copied()
+    }
+
+    /// Total bytes of heap dump bodies.
+    pub fn heap_bytes(&self) -> u64 {
+        self.segments.iter().map(|s| s.len as u64).sum()
+    }
+}
+
+/// Tags of the format that carry nothing a heap analysis needs.
+const KNOWN_UNUSED: [u8; 8] = [
+    hprof::tag::UNLOAD_CLASS,
+    hprof::tag::ALLOC_SITES,
+    hprof::tag::HEAP_SUMMARY,
+    hprof::tag::START_THREAD,
+    hprof::tag::END_THREAD,
+    hprof::tag::CPU_SAMPLES,
+    hprof::tag::CONTROL_SETTINGS,
+    hprof::tag::HEAP_DUMP_END,
+];

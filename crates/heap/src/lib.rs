@@ -1,0 +1,36 @@
+//! The heap model of leakscope: from HPROF bytes to classes, objects and references.
+//!
+//! [`Census`] counts instances and JVM shallow bytes per class in one parallel pass without
+//! keeping anything per object (the histogram's fast path). [`Snapshot`] is the full model:
+//! objects as dense [`ObjIdx`] sorted by address, references in CSR form with their strength,
+//! GC roots with kind and detail, and exact shallow sizes under the [`VmLayout`] inferred
+//! from the dump.
+//!
+//! ```no_run
+//! let dump = heap::Dump::open(std::path::Path::new("app.hprof"))?;
+//! let census = heap::Census::build(&dump, &Default::default(), &graph::NoProgress)?;
+//! for (idx, class) in census.classes.iter() {
+//!     let t = census.of(idx);
+//!     println!("{} {} {}", class.name, t.instances, t.shallow_bytes);
+//! }
+//! # Ok::<(), heap::Error>(())
+//! ```
+
+mod census;
+mod classes;
+mod error;
+mod index;
+pub mod layout;
+pub mod names;
+mod scan;
+mod snapshot;
+mod source;
+mod warnings;
+
+pub use census::{Census, ClassTotals, ReadOptions};
+pub use classes::{Class, ClassIdx, ClassKind, ClassTable, Field, RefSlot, RefStrength, Static};
+pub use error::Error;
+pub use layout::{LayoutSpec, VmLayout};
+pub use snapshot::{Edge, EdgeLabel, Frame, ObjIdx, Root, RootDetail, Snapshot, Thread};
+pub use source::Dump;
+pub use warnings::{Warning, WarningKind, Warnings};

@@ -1,0 +1,710 @@
+//! The full heap model: dense objects sorted by address, CSR references, GC roots.
+//!
+//! Per object it keeps the address (8 bytes), class (4), shallow size in 8-byte units (4),
+//! the sub-record's file offset (5) and a CSR offset (5), plus 5 bytes per reference and one
+//! bit for "the first edge is a Reference's referent": 26 bytes per object and 5 per edge,
+//! with 40-bit indices, so heaps past 2^32 objects fit. Field names are not stored per edge:
+//! [`Snapshot::labeled_edges`] re-reads the object's record from the mapped file.
+
+use graph::{Csr, CsrBuilder, Packed40, Progress};
+use hprof::{BasicType, Cursor, SubRecord, Value};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use crate::census::{mirror_bytes, Census, ReadOptions};
+use crate::classes::{ClassIdx, ClassKind, ClassTable, RefStrength};
+use crate::error::Error;
+use crate::index::DumpIndex;
+use crate::scan::Scan;
+use crate::source::Dump;
+use crate::warnings::WarningKind;
+
+/// Dense index of an object: its rank by address in the dump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjIdx(pub u64);
+
+impl ObjIdx {
+    /// As a vector index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// An outgoing reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Edge {
+    /// The referenced object.
+    pub target: ObjIdx,
+    /// Strong, or the strength of a `Reference.referent`.
+    pub strength: RefStrength,
+}
+
+/// Where a reference comes from inside its object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeLabel {
+    /// An instance field, declared by `owner`.
+    Field {
+        /// Declaring class.
+        owner: ClassIdx,
+        /// Index in the owner's fields.
+        field: u16,
+    },
+    /// An array element.
+    Element(u64),
+    /// A static field of the class this mirror represents.
+    Static(u16),
+    /// A class's superclass.
+    Super,
+    /// A class's defining loader.
+    Loader,
+}
+
+/// A stack frame of a thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// Declaring class (Java name).
+    pub class: String,
+    /// Method name.
+    pub method: String,
+    /// Source file, if known.
+    pub source_file: Option<String>,
+    /// Line number, if known.
+    pub line: Option<u32>,
+}
+
+/// A thread that holds roots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Thread {
+    /// HPROF thread serial.
+    pub serial: u32,
+    /// The `java.lang.Thread` object, when the dump has it.
+    pub object: Option<ObjIdx>,
+    /// Its stack, innermost frame first.
+    pub frames: Vec<Frame>,
+}
+
+/// Details of a GC root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootDetail {
+    /// Nothing more is known.
+    None,
+    /// Held by a thread (index into [`Snapshot::threads`]), at a frame depth when known.
+    Thread {
+        /// Index into [`Snapshot::threads`].
+        thread: usize,
+        /// Frame depth (0 = innermost), for frame-held roots.
+        frame: Option<u32>,
+    },
+    /// A JNI global reference.
+    JniGlobal {
+        /// The global reference's id.
+        ref_id: u64,
+    },
+}
+
+/// A GC root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Root {
+    /// The rooted object.
+    pub object: ObjIdx,
+    /// The kind the dump declares.
+    pub kind: hprof::RootKind,
+    /// Thread, frame or JNI details.
+    pub detail: RootDetail,
+}
+
+/// The heap of one dump, ready for graph analyses.
+pub struct Snapshot {
+    dump: Dump,
+    /// Classes, layout, per-class totals of everything in the dump, warnings.
+    pub census: Census,
+    addrs: Vec<u64>,
+    class: Vec<u32>,
+    size8: Vec<u32>,
+    offsets: Packed40,
+    edges: Csr,
+    referent_first: Vec<u64>,
+    /// GC roots, as the dump declares them.
+    pub roots: Vec<Root>,
+    /// Threads that hold roots or appear in root records.
+    pub threads: Vec<Thread>,
+    addr_index: AddrIndex,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("objects", &self.object_count())
+            .field("edges", &self.edges.edge_count())
+            .field("roots", &self.roots.len())
+            .finish()
+    }
+}
+
+/// Objects per chunk of the parallel edge pass.
+const CHUNK: usize = 1 << 16;
+
+impl Snapshot {
+    /// Reads `dump` into a snapshot.
+    pub fn build(
+        dump: Dump,
+        opts: &ReadOptions,
+        progress: &dyn Progress,
+    ) -> Result<Snapshot, Error> {
+        let data = dump.data();
+        let ix = DumpIndex::build(data)?;
+        let scan = Scan::run(&dump, &ix, true, progress);
+        let (mut census, mut scan) = Census::from_scan(&ix, scan, opts, data.len() as u64)?;
+        let class_class = census.classes.find("java.lang.Class");
+        let mut objects = std::mem::take(&mut scan.objects);
+        objects.extend(
+            census
+                .classes
+                .iter()
+                .filter_map(|(_, c)| c.dump_offset.map(|o| (c.id, o))),
+        );
+        objects.par_sort_unstable();
+        let before = objects.len();
+        objects.dedup_by_key(|o| o.0);
+        census.warnings.add(
+            WarningKind::DuplicateId,
+            (before - objects.len()) as u64,
+            None,
+            || "objects".into(),
+        );
+        let addrs: Vec<u64> = objects.iter().map(|o| o.0).collect();
+        let addr_index = AddrIndex::new(&addrs);
+        let prims = primitive_classes(&census.classes);
+        let ctx = Ctx {
+            data,
+            id_size: ix.header.id_size,
+            census: &census,
+            addrs: &addrs,
+            index: &addr_index,
+            prims,
+            class_class,
+        };
+        progress.start("indexing references", objects.len() as u64);
+        let blocks: Vec<Block> = objects
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let b = ctx.block(chunk);
+                progress.advance(chunk.len() as u64);
+                b
+            })
+            .collect();
+        progress.finish();
+        drop(ctx);
+        let mut snap =
+            Snapshot::assemble(dump.clone(), census, addrs, addr_index, &objects, blocks);
+        drop(objects);
+        snap.add_roots(&ix, std::mem::take(&mut scan.roots));
+        Ok(snap)
+    }
+
+    fn assemble(
+        dump: Dump,
+        mut census: Census,
+        addrs: Vec<u64>,
+        addr_index: AddrIndex,
+        objects: &[(u64, u64)],
+        blocks: Vec<Block>,
+    ) -> Snapshot {
+        let n = addrs.len();
+        let (mut class, mut size8) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut offsets = Packed40::with_capacity(n);
+        let mut referent_first = vec![0u64; n.div_ceil(64)];
+        let mut csr = CsrBuilder::new();
+        let mut base = 0usize;
+        for b in blocks {
+            class.extend_from_slice(&b.class);
+            size8.extend_from_slice(&b.size8);
+            for i in b.referent_first {
+                let o = base + i as usize;
+                referent_first[o / 64] |= 1 << (o % 64);
+            }
+            csr.push_block(&b.counts, &b.targets);
+            census.warnings.merge(b.warnings);
+            base += b.class.len();
+        }
+        for o in objects {
+            offsets.push(o.1);
+        }
+        Snapshot {
+            dump,
+            census,
+            addrs,
+            class,
+            size8,
+            offsets,
+            edges: csr.finish(),
+            referent_first,
+            roots: Vec::new(),
+            threads: Vec::new(),
+            addr_index,
+        }
+    }
+
+    fn add_roots(&mut self, ix: &DumpIndex<'_>, roots: Vec<(u64, hprof::Root)>) {
+        let mut thread_of: FxHashMap<u32, usize> = FxHashMap::default();
+        for (_, r) in roots
+            .iter()
+            .filter(|(_, r)| r.kind == hprof::RootKind::ThreadObject)
+        {
+            let serial = r.thread_serial.unwrap_or(0);
+            if thread_of.contains_key(&serial) {
+                continue;
+            }
+            let frames = r
+                .stack_serial
+                .and_then(|s| ix.traces.get(&s))
+                .map(|t| frames_of(ix, t))
+                .unwrap_or_default();
+            thread_of.insert(serial, self.threads.len());
+            self.threads.push(Thread {
+                serial,
+                object: self.find(r.object_id),
+                frames,
+            });
+        }
+        let mut dangling = (0u64, None);
+        for (off, r) in roots {
+            let Some(object) = self.find(r.object_id) else {
+                dangling.0 += 1;
+                dangling.1 = dangling.1.or(Some((off, r.object_id)));
+                continue;
+            };
+            let detail = match (r.thread_serial.and_then(|s| thread_of.get(&s)), r.ref_id) {
+                (Some(&thread), _) => RootDetail::Thread {
+                    thread,
+                    frame: r.frame.filter(|&f| f != u32::MAX),
+                },
+                (None, Some(ref_id)) => RootDetail::JniGlobal { ref_id },
+                _ => RootDetail::None,
+            };
+            self.roots.push(Root {
+                object,
+                kind: r.kind,
+                detail,
+            });
+        }
+        if let Some((off, id)) = dangling.1 {
+            self.census
+                .warnings
+                .add(WarningKind::DanglingRoot, dangling.0, Some(off), || {
+                    format!("object 0x{id:x}")
+                });
+        }
+    }
+
+    /// Number of objects (class mirrors included).
+    pub fn object_count(&self) -> u64 {
+        self.addrs.len() as u64
+    }
+
+    /// Number of references.
+    pub fn edge_count(&self) -> u64 {
+        self.edges.edge_count() as u64
+    }
+
+    /// The object at address `id`.
+    pub fn find(&self, id: u64) -> Option<ObjIdx> {
+        self.addr_index
+            .find(&self.addrs, id)
+            .map(|i| ObjIdx(i as u64))
+    }
+
+    /// The object's address (its id in the dump).
+    pub fn address(&self, o: ObjIdx) -> u64 {
+        self.addrs[o.index()]
+    }
+
+    /// The object's class (`java.lang.Class` for class mirrors).
+    pub fn class_of(&self, o: ObjIdx) -> ClassIdx {
+        ClassIdx(self.class[o.index()])
+    }
+
+    /// The object's shallow size in the JVM.
+    pub fn shallow_bytes(&self, o: ObjIdx) -> u64 {
+        u64::from(self.size8[o.index()]) * 8
+    }
+
+    /// The class table.
+    pub fn classes(&self) -> &ClassTable {
+        &self.census.classes
+    }
+
+    /// Outgoing references, a Reference's referent (if any) first.
+    pub fn edges(&self, o: ObjIdx) -> impl Iterator<Item = Edge> + '_ {
+        let range = self.edges.edge_range(o.index());
+        let first_weak = self.referent_first[o.index() / 64] >> (o.index() % 64) & 1 == 1;
+        let strength = if first_weak {
+            self.census.classes.get(self.class_of(o)).ref_strength
+        } else {
+            RefStrength::Strong
+        };
+        let start = range.start;
+        range.map(move |e| Edge {
+            target: ObjIdx(self.edges.target(e)),
+            strength: if e == start {
+                strength
+            } else {
+                RefStrength::Strong
+            },
+        })
+    }
+
+    /// Outgoing references with the field or element each comes from, in [`Self::edges`] order.
+    /// Reads the object's record again from the file.
+    pub fn labeled_edges(&self, o: ObjIdx) -> Vec<(EdgeLabel, Edge)> {
+        let off = self.offsets.get(o.index());
+        let data = self.dump.data();
+        let id_size = self.census.header.id_size;
+        let mut ids = Vec::new();
+        if let Some(rec) = read_at(data, off, id_size) {
+            for_each_ref(&rec, &self.census.classes, id_size, |label, id| {
+                ids.push((label, id))
+            });
+        }
+        let labels = ids
+            .into_iter()
+            .filter_map(|(l, id)| self.find(id).map(|_| l));
+        labels.zip(self.edges(o)).collect()
+    }
+
+    /// Human-readable name of an edge label of object `o` (`next`, `[3]`, `static cache`).
+    pub fn label_name(&self, o: ObjIdx, label: EdgeLabel) -> String {
+        let classes = &self.census.classes;
+        match label {
+            EdgeLabel::Field { owner, field } => {
+                classes.get(owner).fields[field as usize].name.clone()
+            }
+            EdgeLabel::Element(i) => format!("[{i}]"),
+            EdgeLabel::Static(i) => {
+                let c = self.mirror_class(o).unwrap_or(self.class_of(o));
+                format!(
+                    "static {}",
+                    classes
+                        .get(c)
+                        .statics
+                        .get(i as usize)
+                        .map_or("?", |s| s.name.as_str())
+                )
+            }
+            EdgeLabel::Super => "<super>".into(),
+            EdgeLabel::Loader => "<classloader>".into(),
+        }
+    }
+
+    /// The class a mirror object stands for, if `o` is a class mirror.
+    pub fn mirror_class(&self, o: ObjIdx) -> Option<ClassIdx> {
+        self.census
+            .classes
+            .by_id(self.address(o))
+            .filter(|c| self.census.classes.get(*c).dump_offset.is_some())
+    }
+
+    /// All objects in address order.
+    pub fn objects(&self) -> impl ExactSizeIterator<Item = ObjIdx> {
+        (0..self.addrs.len()).map(|i| ObjIdx(i as u64))
+    }
+
+    /// Approximate heap bytes this snapshot keeps per object, for the README's footprint figure.
+    pub fn heap_bytes(&self) -> usize {
+        self.addrs.capacity() * 8
+            + self.class.capacity() * 4
+            + self.size8.capacity() * 4
+            + self.offsets.heap_bytes()
+            + self.edges.heap_bytes()
+            + self.referent_first.capacity() * 8
+            + self.addr_index.heap_bytes()
+    }
+}
+
+/// What one chunk of the edge pass produces.
+struct Block {
+    class: Vec<u32>,
+    size8: Vec<u32>,
+    counts: Vec<u32>,
+    targets: Packed40,
+    referent_first: Vec<u32>,
+    warnings: crate::warnings::Warnings,
+}
+
+struct Ctx<'a> {
+    data: &'a [u8],
+    id_size: hprof::IdSize,
+    census: &'a Census,
+    addrs: &'a [u64],
+    index: &'a AddrIndex,
+    prims: [Option<ClassIdx>; 8],
+    class_class: Option<ClassIdx>,
+}
+
+impl Ctx<'_> {
+    fn block(&self, chunk: &[(u64, u64)]) -> Block {
+        let mut b = Block {
+            class: Vec::with_capacity(chunk.len()),
+            size8: Vec::with_capacity(chunk.len()),
+            counts: Vec::with_capacity(chunk.len()),
+            targets: Packed40::new(),
+            referent_first: Vec::new(),
+            warnings: Default::default(),
+        };
+        let classes = &self.census.classes;
+        for (i, &(_, off)) in chunk.iter().enumerate() {
+            let Some(rec) = read_at(self.data, off, self.id_size) else {
+                (b.class.push(0), b.size8.push(0), b.counts.push(0));
+                continue;
+            };
+            let (class, bytes) = self.class_and_size(&rec);
+            b.class.push(class.0);
+            b.size8.push(u32::try_from(bytes / 8).unwrap_or(u32::MAX));
+            let before = b.targets.len();
+            let mut first = true;
+            let referent = classes.get(class).referent_slot;
+            for_each_ref(&rec, classes, self.id_size, |label, id| {
+                match self.index.find(self.addrs, id) {
+                    Some(t) => {
+                        let is_referent = matches!(label, EdgeLabel::Field { .. })
+                            && first
+                            && referent.is_some()
+                            && is_referent_label(classes, class, label);
+                        if is_referent {
+                            b.referent_first.push(i as u32);
+                        }
+                        b.targets.push(t as u64);
+                    }
+                    None => b
+                        .warnings
+                        .add(WarningKind::DanglingReference, 1, Some(off), || {
+                            format!("id 0x{id:x}")
+                        }),
+                }
+                first = false;
+            });
+            if let SubRecord::Instance { values, .. } = &rec {
+                if values.len() as u32 != classes.get(class).values_bytes
+                    && classes.get(class).dump_offset.is_some()
+                {
+                    b.warnings
+                        .add(WarningKind::FieldLengthMismatch, 1, Some(off), || {
+                            classes.get(class).name.clone()
+                        });
+                }
+            }
+            b.counts.push((b.targets.len() - before) as u32);
+        }
+        b
+    }
+
+    fn class_and_size(&self, rec: &SubRecord<'_>) -> (ClassIdx, u64) {
+        let classes = &self.census.classes;
+        let layout = &self.census.layout;
+        let fallback = ClassIdx(0);
+        match rec {
+            SubRecord::Instance { head, .. } => {
+                let c = classes.by_id(head.class_id).unwrap_or(fallback);
+                (c, classes.get(c).instance_bytes)
+            }
+            SubRecord::ObjArray { head, .. } => (
+                classes.by_id(head.class_id).unwrap_or(fallback),
+                layout.array_bytes(BasicType::Object, u64::from(head.length)),
+            ),
+            SubRecord::PrimArray { head, elem, .. } => {
+                let c = self.prims[prim_slot(*elem)].unwrap_or(fallback);
+                (c, layout.array_bytes(*elem, u64::from(head.length)))
+            }
+            SubRecord::Class(d) => {
+                let c = self.class_class.unwrap_or(fallback);
+                let base = self
+                    .class_class
+                    .map_or(0, |cc| classes.get(cc).instance_bytes);
+                (
+                    c,
+                    mirror_bytes(base, d.statics.iter().map(|s| s.value), layout),
+                )
+            }
+            SubRecord::Root(_) | SubRecord::HeapDumpInfo(_) => (fallback, 0),
+        }
+    }
+}
+
+fn is_referent_label(classes: &ClassTable, class: ClassIdx, label: EdgeLabel) -> bool {
+    let c = classes.get(class);
+    match (label, c.referent_slot) {
+        (EdgeLabel::Field { owner, field }, Some(s)) => {
+            c.ref_slots[s].owner == owner && c.ref_slots[s].field == field
+        }
+        _ => false,
+    }
+}
+
+fn prim_slot(t: BasicType) -> usize {
+    BasicType::PRIMITIVES
+        .iter()
+        .position(|&p| p == t)
+        .unwrap_or(0)
+}
+
+fn primitive_classes(classes: &ClassTable) -> [Option<ClassIdx>; 8] {
+    let mut out = [None; 8];
+    for (i, t) in BasicType::PRIMITIVES.iter().enumerate() {
+        out[i] = classes
+            .iter()
+            .find(|(_, c)| c.kind == ClassKind::PrimitiveArray(*t))
+            .map(|(i, _)| i);
+    }
+    out
+}
+
+/// Reads the sub-record at absolute offset `off`.
+fn read_at(data: &[u8], off: u64, id_size: hprof::IdSize) -> Option<SubRecord<'_>> {
+    let start = usize::try_from(off).ok()?;
+    let mut c = Cursor::new(data.get(start..)?, off, id_size);
+    SubRecord::read(&mut c).ok()
+}
+
+/// Calls `f` with every non-null reference of an object record, in edge order: a
+/// Reference's referent first, then the other fields; elements; or a class's statics,
+/// superclass and loader. The one place that decides what a reference is.
+fn for_each_ref(
+    rec: &SubRecord<'_>,
+    classes: &ClassTable,
+    id_size: hprof::IdSize,
+    mut f: impl FnMut(EdgeLabel, u64),
+) {
+    match rec {
+        SubRecord::Instance { head, values } => {
+            let Some(class) = classes.by_id(head.class_id) else {
+                return;
+            };
+            let c = classes.get(class);
+            let order = c
+                .referent_slot
+                .into_iter()
+                .chain((0..c.ref_slots.len()).filter(|&s| Some(s) != c.referent_slot));
+            for s in order {
+                let slot = c.ref_slots[s];
+                let id = hprof::id_in(values, slot.offset as usize, id_size);
+                if id != 0 {
+                    f(
+                        EdgeLabel::Field {
+                            owner: slot.owner,
+                            field: slot.field,
+                        },
+                        id,
+                    );
+                }
+            }
+        }
+        SubRecord::ObjArray { elements, .. } => {
+            for (i, id) in elements.iter().enumerate() {
+                if id != 0 {
+                    f(EdgeLabel::Element(i as u64), id);
+                }
+            }
+        }
+        SubRecord::Class(d) => {
+            for (i, s) in d.statics.iter().enumerate() {
+                if let Value::Object(id) = s.value {
+                    if id != 0 {
+                        f(EdgeLabel::Static(i as u16), id);
+                    }
+                }
+            }
+            if d.head.super_id != 0 {
+                f(EdgeLabel::Super, d.head.super_id);
+            }
+            if d.head.loader_id != 0 {
+                f(EdgeLabel::Loader, d.head.loader_id);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn frames_of(ix: &DumpIndex<'_>, frame_ids: &[u64]) -> Vec<Frame> {
+    let text = |id: u64| {
+        ix.string(id)
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+    };
+    frame_ids
+        .iter()
+        .filter_map(|id| ix.frames.get(id))
+        .map(|f| Frame {
+            class: ix
+                .class_serials
+                .get(&f.class_serial)
+                .and_then(|c| ix.class_names.get(c))
+                .and_then(|&n| ix.string(n))
+                .map_or_else(|| "?".into(), crate::names::java_name),
+            method: text(f.method_name_id).unwrap_or_else(|| "?".into()),
+            source_file: text(f.source_file_id),
+            line: u32::try_from(f.line).ok().filter(|&l| l > 0),
+        })
+        .collect()
+}
+
+/// Address → dense index: a bucket table over the address range narrows a binary search
+/// to a handful of entries (about one table entry per 8 objects).
+#[derive(Debug, Clone, Default)]
+struct AddrIndex {
+    min: u64,
+    shift: u32,
+    starts: Vec<u64>,
+}
+
+impl AddrIndex {
+    fn new(sorted: &[u64]) -> AddrIndex {
+        let (Some(&min), Some(&max)) = (sorted.first(), sorted.last()) else {
+            return AddrIndex::default();
+        };
+        let span = max - min + 1;
+        let want = (sorted.len() as u64 / 8).max(1);
+        let mut shift = 0;
+        while (span >> shift) > want {
+            shift += 1;
+        }
+        let buckets = (span >> shift) as usize + 1;
+        let mut starts = Vec::with_capacity(buckets + 1);
+        let mut i = 0usize;
+        for b in 0..buckets as u64 {
+            while i < sorted.len() && ((sorted[i] - min) >> shift) < b {
+                i += 1;
+            }
+            starts.push(i as u64);
+        }
+        starts.push(sorted.len() as u64);
+        AddrIndex { min, shift, starts }
+    }
+
+    fn find(&self, sorted: &[u64], id: u64) -> Option<usize> {
+        let b = (id.checked_sub(self.min)? >> self.shift) as usize;
+        let lo = *self.starts.get(b)? as usize;
+        let hi = *self.starts.get(b + 1)? as usize;
+        sorted[lo..hi].binary_search(&id).ok().map(|i| lo + i)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.starts.capacity() * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn addr_index_finds_exactly_the_present(mut addrs in proptest::collection::vec(0u64..1_000_000, 1..300), probes in proptest::collection::vec(0u64..1_100_000, 0..100)) {
+            addrs.sort_unstable();
+            addrs.dedup();
+            let ix = AddrIndex::new(&addrs);
+            for p in probes.iter().chain(addrs.iter()) {
+                prop_assert_eq!(ix.find(&addrs, *p), addrs.binary_search(p).ok());
+            }
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! The result model shared by every output of leakscope: each report is a plain serde
+//! struct whose JSON form is the interface documented in DESIGN.md, and which renders
+//! itself as text for people.
+//!
+//! ```
+//! let h = report::Histogram { classes: vec![report::HistogramRow { name: "byte[]".into(),
+//!     instances: 2, shallow_bytes: 48 }], total_instances: 2, total_shallow_bytes: 48 };
+//! assert!(h.to_text(&report::HistogramText::default()).contains("byte[]"));
+//! ```
+
+mod histogram;
+mod text;
+
+pub use histogram::{Histogram, HistogramRow, HistogramText};
+pub use text::{human_bytes, thousands};
