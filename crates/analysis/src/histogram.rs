@@ -26,19 +26,12 @@ pub const NO_PACKAGE: &str = "<no package>";
 pub fn histogram(census: &Census, by: GroupBy) -> Histogram {
     let classes = &census.classes;
     let rows: Vec<HistogramRow> = match by {
-        GroupBy::Class => classes
-            .iter()
-            .map(|(i, c)| row(c.name.clone(), census.of(i)))
-            .collect(),
+        GroupBy::Class => classes.iter().map(|(i, c)| row(c.name.clone(), census.of(i))).collect(),
         GroupBy::Package => {
             let mut acc: BTreeMap<&str, ClassTotals> = BTreeMap::new();
             for (i, c) in classes.iter() {
                 let p = heap::names::package_of(&c.name);
-                add(
-                    acc.entry(if p.is_empty() { NO_PACKAGE } else { p })
-                        .or_default(),
-                    census.of(i),
-                );
+                add(acc.entry(if p.is_empty() { NO_PACKAGE } else { p }).or_default(), census.of(i));
             }
             acc.into_iter().map(|(p, t)| row(p.to_owned(), t)).collect()
         }
@@ -52,32 +45,19 @@ pub fn histogram(census: &Census, by: GroupBy) -> Histogram {
                     }
                 }
             }
-            classes
-                .iter()
-                .map(|(i, c)| row(c.name.clone(), acc[i.index()]))
-                .collect()
+            classes.iter().map(|(i, c)| row(c.name.clone(), acc[i.index()])).collect()
         }
     };
     let total = census.total();
     let mut classes: Vec<HistogramRow> = rows.into_iter().filter(|r| r.instances > 0).collect();
     classes.sort_by(|a, b| {
-        (b.shallow_bytes, b.instances)
-            .cmp(&(a.shallow_bytes, a.instances))
-            .then_with(|| a.name.cmp(&b.name))
+        (b.shallow_bytes, b.instances).cmp(&(a.shallow_bytes, a.instances)).then_with(|| a.name.cmp(&b.name))
     });
-    Histogram {
-        classes,
-        total_instances: total.instances,
-        total_shallow_bytes: total.shallow_bytes,
-    }
+    Histogram { classes, total_instances: total.instances, total_shallow_bytes: total.shallow_bytes }
 }
 
 fn row(name: String, t: ClassTotals) -> HistogramRow {
-    HistogramRow {
-        name,
-        instances: t.instances,
-        shallow_bytes: t.shallow_bytes,
-    }
+    HistogramRow { name, instances: t.instances, shallow_bytes: t.shallow_bytes }
 }
 
 fn add(into: &mut ClassTotals, t: ClassTotals) {

@@ -24,28 +24,13 @@ impl Switch {
 #[derive(Debug, Clone, Args)]
 pub struct DumpArgs {
     /// Force -XX:±UseCompressedOops instead of inferring it from object addresses.
-    #[arg(
-        long,
-        value_enum,
-        value_name = "on|off",
-        help_heading = "Object layout (inferred unless set)"
-    )]
+    #[arg(long, value_enum, value_name = "on|off", help_heading = "Object layout (inferred unless set)")]
     pub compressed_oops: Option<Switch>,
     /// Force -XX:±UseCompressedClassPointers.
-    #[arg(
-        long,
-        value_enum,
-        value_name = "on|off",
-        help_heading = "Object layout (inferred unless set)"
-    )]
+    #[arg(long, value_enum, value_name = "on|off", help_heading = "Object layout (inferred unless set)")]
     pub compressed_class_pointers: Option<Switch>,
     /// Force -XX:±UseCompactObjectHeaders (JDK 24+).
-    #[arg(
-        long,
-        value_enum,
-        value_name = "on|off",
-        help_heading = "Object layout (inferred unless set)"
-    )]
+    #[arg(long, value_enum, value_name = "on|off", help_heading = "Object layout (inferred unless set)")]
     pub compact_headers: Option<Switch>,
     /// Force -XX:ObjectAlignmentInBytes (8, 16, 32, ...).
     #[arg(long, value_name = "BYTES", value_parser = parse_align, help_heading = "Object layout (inferred unless set)")]
@@ -57,7 +42,7 @@ pub struct DumpArgs {
 
 fn parse_align(s: &str) -> Result<u32, String> {
     let n: u32 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
-    if n >= 8 && n <= 256 && n.is_power_of_two() {
+    if (8..=256).contains(&n) && n.is_power_of_two() {
         Ok(n)
     } else {
         Err("object alignment must be a power of two from 8 to 256".into())

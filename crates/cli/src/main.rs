@@ -31,11 +31,7 @@ fn main() -> std::process::ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() {
-                Exit::Error
-            } else {
-                Exit::Success
-            };
+            let code = if e.use_stderr() { Exit::Error } else { Exit::Success };
             let _ = e.print();
             return code.into();
         }

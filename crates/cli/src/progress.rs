@@ -22,19 +22,12 @@ impl Bar {
     pub fn new(quiet: bool) -> Bar {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
         bar.set_style(
-            ProgressStyle::with_template(
-                "{msg:>22} [{bar:40}] {percent:>3}% {elapsed_precise} eta {eta}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
+            ProgressStyle::with_template("{msg:>22} [{bar:40}] {percent:>3}% {elapsed_precise} eta {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
         );
         let enabled = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-        Bar {
-            bar,
-            started: Mutex::new(Instant::now()),
-            shown: AtomicBool::new(false),
-            enabled,
-        }
+        Bar { bar, started: Mutex::new(Instant::now()), shown: AtomicBool::new(false), enabled }
     }
 }
 
@@ -51,11 +44,7 @@ impl graph::Progress for Bar {
     fn advance(&self, done: u64) {
         self.bar.inc(done);
         if self.enabled && !self.shown.load(Ordering::Relaxed) {
-            let late = self
-                .started
-                .lock()
-                .map(|s| s.elapsed() > SHOW_AFTER)
-                .unwrap_or(false);
+            let late = self.started.lock().map(|s| s.elapsed() > SHOW_AFTER).unwrap_or(false);
             if late && !self.shown.swap(true, Ordering::Relaxed) {
                 self.bar.set_draw_target(ProgressDrawTarget::stderr());
             }

@@ -60,12 +60,7 @@ impl CsrBuilder {
     pub fn new() -> Self {
         let mut offsets = Packed40::new();
         offsets.push(0);
-        CsrBuilder {
-            csr: Csr {
-                offsets,
-                targets: Packed40::new(),
-            },
-        }
+        CsrBuilder { csr: Csr { offsets, targets: Packed40::new() } }
     }
 
     /// Adds the next node with its successors.

@@ -17,9 +17,7 @@ impl Packed40 {
 
     /// An empty vector with room for `n` values.
     pub fn with_capacity(n: usize) -> Self {
-        Packed40 {
-            bytes: Vec::with_capacity(n.saturating_mul(5)),
-        }
+        Packed40 { bytes: Vec::with_capacity(n.saturating_mul(5)) }
     }
 
     /// Number of values.
@@ -60,9 +58,7 @@ impl Packed40 {
 
     /// The values in order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
-        self.bytes
-            .chunks_exact(5)
-            .map(|s| u64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], 0, 0, 0]))
+        self.bytes.chunks_exact(5).map(|s| u64::from_le_bytes([s[0], s[1], s[2], s[3], s[4], 0, 0, 0]))
     }
 
     /// Heap bytes used.

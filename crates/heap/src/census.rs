@@ -7,7 +7,7 @@ use hprof::{BasicType, Header, Value};
 use crate::classes::{ClassIdx, ClassKind, ClassTable};
 use crate::error::Error;
 use crate::index::DumpIndex;
-use crate::layout::{self, LayoutSpec, VmLayout};
+use crate::layout::{self, GapEvidence, LayoutSpec, VmLayout};
 use crate::scan::{LenCounts, Scan};
 use crate::source::Dump;
 use crate::warnings::{WarningKind, Warnings};
@@ -47,11 +47,7 @@ pub struct ReadOptions {
 
 impl Census {
     /// Counts every object of `dump` by class.
-    pub fn build(
-        dump: &Dump,
-        opts: &ReadOptions,
-        progress: &dyn Progress,
-    ) -> Result<Census, Error> {
+    pub fn build(dump: &Dump, opts: &ReadOptions, progress: &dyn Progress) -> Result<Census, Error> {
         let data = dump.data();
         let ix = DumpIndex::build(data)?;
         let scan = Scan::run(dump, &ix, false, progress);
@@ -69,26 +65,20 @@ impl Census {
         let mut warnings = ix.warnings.clone();
         warnings.merge(std::mem::take(&mut scan.warnings));
         let unread_bytes = ix.unread_bytes + scan.unread_bytes;
-        if unread_bytes > file_bytes / 2 {
-            if let Some(first) = ix.first_error.clone().or(scan.first_error.clone()) {
-                return Err(Error::MostlyUnreadable {
-                    first,
-                    unread_bytes,
-                    file_bytes,
-                });
+        let objects: u64 = scan.instances.values().map(|a| a.count).sum::<u64>()
+            + scan.obj_arrays.values().chain(scan.prim_arrays.values()).flat_map(|l| l.values()).sum::<u64>();
+        if let Some(first) = ix.first_error.clone().or(scan.first_error.clone()) {
+            if objects == 0 {
+                return Err(Error::NothingReadable { first });
+            }
+            if unread_bytes > file_bytes / 2 {
+                return Err(Error::MostlyUnreadable { first, unread_bytes, file_bytes });
             }
         }
         let mut classes = ClassTable::build(ix, std::mem::take(&mut scan.classes), &mut warnings);
         let layout = layout::infer(&scan.evidence, opts.layout, ix.header.id_size);
         classes.apply_layout(&layout);
-        let mut c = Census {
-            header: ix.header,
-            layout,
-            classes,
-            totals: Vec::new(),
-            warnings,
-            unread_bytes,
-        };
+        let mut c = Census { header: ix.header, layout, classes, totals: Vec::new(), warnings, unread_bytes };
         c.count_instances(&scan);
         c.count_arrays(&scan);
         c.count_mirrors(&scan);
@@ -97,8 +87,7 @@ impl Census {
 
     fn totals_mut(&mut self, class: ClassIdx) -> &mut ClassTotals {
         if self.totals.len() < self.classes.len() {
-            self.totals
-                .resize(self.classes.len(), ClassTotals::default());
+            self.totals.resize(self.classes.len(), ClassTotals::default());
         }
         &mut self.totals[class.index()]
     }
@@ -110,9 +99,7 @@ impl Census {
                 Some(c) => c,
                 None => {
                     self.warnings
-                        .add(WarningKind::UnknownClass, acc.count, None, || {
-                            format!("class id 0x{class_id:x}")
-                        });
+                        .add(WarningKind::UnknownClass, acc.count, None, || format!("class id 0x{class_id:x}"));
                     let c = self.classes.placeholder(
                         class_id,
                         format!("<unknown class 0x{class_id:x}>"),
@@ -122,7 +109,7 @@ impl Census {
                     c
                 }
             };
-            counted.push((class, acc.count, acc.min_gap));
+            counted.push((class, acc.count, acc.gaps));
         }
         self.correct_sizes(&counted);
         for (class, count, _) in counted {
@@ -133,30 +120,28 @@ impl Census {
         }
     }
 
-    /// Replaces model sizes by what the gaps between objects show. A class without usable
-    /// gaps inherits the correction of its nearest corrected ancestor: injected fields and
-    /// `@Contended` padding are inherited too.
-    fn correct_sizes(&mut self, counted: &[(ClassIdx, u64, Option<u64>)]) {
-        let mut delta: Vec<Option<i64>> = vec![None; self.classes.len()];
-        for &(class, _, min_gap) in counted {
-            let model = self.classes.get(class).instance_bytes;
-            if let Some(size) = layout::corrected_instance_bytes(model, min_gap, &self.layout) {
-                delta[class.index()] = Some(size as i64 - model as i64);
-            }
+    /// Replaces model sizes by what the gaps between objects show, ancestors first. A class
+    /// without usable gaps inherits the correction of its nearest corrected ancestor:
+    /// injected fields and `@Contended` padding are inherited too.
+    fn correct_sizes(&mut self, counted: &[(ClassIdx, u64, Option<GapEvidence>)]) {
+        let mut evidence: Vec<Option<GapEvidence>> = vec![None; self.classes.len()];
+        for &(class, _, ev) in counted {
+            evidence[class.index()] = ev;
         }
-        let inherited: Vec<i64> = self
-            .classes
-            .iter()
-            .map(|(i, _)| {
-                self.classes
-                    .chain(i)
-                    .find_map(|a| delta[a.index()])
-                    .unwrap_or(0)
-            })
-            .collect();
-        for (i, d) in inherited.into_iter().enumerate() {
+        let mut order: Vec<(usize, ClassIdx)> =
+            self.classes.iter().map(|(i, _)| (self.classes.chain(i).count(), i)).collect();
+        order.sort_unstable();
+        let mut delta: Vec<Option<i64>> = vec![None; self.classes.len()];
+        for (_, class) in order {
+            let inherited = self.classes.chain(class).skip(1).find_map(|a| delta[a.index()]);
+            let model = self.classes.get(class).instance_bytes;
+            let padded = inherited.is_some_and(layout::is_padding);
+            let own = layout::corrected_instance_bytes(model, evidence[class.index()], padded, &self.layout);
+            delta[class.index()] = own.map(|size| size as i64 - model as i64).or(inherited);
+        }
+        for (i, d) in delta.into_iter().enumerate() {
             let c = self.classes.get_mut(ClassIdx(i as u32));
-            c.instance_bytes = c.instance_bytes.saturating_add_signed(d);
+            c.instance_bytes = c.instance_bytes.saturating_add_signed(d.unwrap_or(0));
         }
     }
 
@@ -164,9 +149,7 @@ impl Census {
         for (&class_id, lens) in &scan.obj_arrays {
             let class = self.classes.by_id(class_id).unwrap_or_else(|| {
                 let n: u64 = lens.values().sum();
-                self.warnings.add(WarningKind::UnknownClass, n, None, || {
-                    format!("array class id 0x{class_id:x}")
-                });
+                self.warnings.add(WarningKind::UnknownClass, n, None, || format!("array class id 0x{class_id:x}"));
                 self.classes.placeholder(
                     class_id,
                     format!("<unknown array class 0x{class_id:x}>"),
@@ -211,12 +194,10 @@ impl Census {
 
     /// Total instances and bytes over all classes.
     pub fn total(&self) -> ClassTotals {
-        self.totals
-            .iter()
-            .fold(ClassTotals::default(), |a, t| ClassTotals {
-                instances: a.instances + t.instances,
-                shallow_bytes: a.shallow_bytes + t.shallow_bytes,
-            })
+        self.totals.iter().fold(ClassTotals::default(), |a, t| ClassTotals {
+            instances: a.instances + t.instances,
+            shallow_bytes: a.shallow_bytes + t.shallow_bytes,
+        })
     }
 
     /// Totals of one class (zero for classes without instances).
@@ -226,11 +207,7 @@ impl Census {
 }
 
 /// Estimated size of a class mirror: `java.lang.Class`'s own size plus its statics.
-pub(crate) fn mirror_bytes(
-    class_bytes: u64,
-    statics: impl Iterator<Item = Value>,
-    layout: &VmLayout,
-) -> u64 {
+pub(crate) fn mirror_bytes(class_bytes: u64, statics: impl Iterator<Item = Value>, layout: &VmLayout) -> u64 {
     let statics: u64 = statics.map(|v| u64::from(layout.value_bytes(v.ty()))).sum();
     layout.align_up(class_bytes + statics)
 }

@@ -137,12 +137,7 @@ impl ClassTable {
         dumps.sort_by_key(|(off, d)| (d.head.class_id, *off));
         let before = dumps.len();
         dumps.dedup_by_key(|(_, d)| d.head.class_id);
-        warnings.add(
-            WarningKind::DuplicateId,
-            (before - dumps.len()) as u64,
-            None,
-            || "class dumps".into(),
-        );
+        warnings.add(WarningKind::DuplicateId, (before - dumps.len()) as u64, None, || "class dumps".into());
         let mut t = ClassTable::default();
         for (off, d) in &dumps {
             t.push(Class {
@@ -151,22 +146,8 @@ impl ClassTable {
                 super_class: None,
                 loader_id: d.head.loader_id,
                 kind: ClassKind::Instance,
-                fields: d
-                    .fields
-                    .iter()
-                    .map(|f| Field {
-                        name: string(ix, f.name_id),
-                        ty: f.ty,
-                    })
-                    .collect(),
-                statics: d
-                    .statics
-                    .iter()
-                    .map(|s| Static {
-                        name: string(ix, s.name_id),
-                        value: s.value,
-                    })
-                    .collect(),
+                fields: d.fields.iter().map(|f| Field { name: string(ix, f.name_id), ty: f.ty }).collect(),
+                statics: d.statics.iter().map(|s| Static { name: string(ix, s.name_id), value: s.value }).collect(),
                 dump_instance_bytes: d.head.instance_size,
                 instance_bytes: 0,
                 ref_strength: RefStrength::Strong,
@@ -223,11 +204,7 @@ impl ClassTable {
         match self.find(&name) {
             Some(c) => c,
             // Synthetic ids cannot collide with real, aligned addresses.
-            None => self.placeholder(
-                u64::from(elem.code()) | 1 << 63 | 1,
-                name,
-                ClassKind::PrimitiveArray(elem),
-            ),
+            None => self.placeholder(u64::from(elem.code()) | 1 << 63 | 1, name, ClassKind::PrimitiveArray(elem)),
         }
     }
 
@@ -239,12 +216,7 @@ impl ClassTable {
                 steps += 1;
                 if steps > n {
                     let name = self.classes[i].name.clone();
-                    warnings.add(
-                        WarningKind::SuperclassCycle,
-                        1,
-                        self.classes[i].dump_offset,
-                        || name,
-                    );
+                    warnings.add(WarningKind::SuperclassCycle, 1, self.classes[i].dump_offset, || name);
                     self.classes[i].super_class = None;
                     break;
                 }
@@ -256,8 +228,7 @@ impl ClassTable {
     fn compute_slots(&mut self, id_size: IdSize) {
         let reference = self.find("java.lang.ref.Reference");
         for i in 0..self.classes.len() {
-            let (mut slots, mut offset, mut referent, mut strength) =
-                (Vec::new(), 0u32, None, RefStrength::Strong);
+            let (mut slots, mut offset, mut referent, mut strength) = (Vec::new(), 0u32, None, RefStrength::Strong);
             for owner in self.chain(ClassIdx(i as u32)).collect::<Vec<_>>() {
                 strength = strength_of(&self.classes[owner.index()].name).unwrap_or(strength);
                 for (f, field) in self.classes[owner.index()].fields.iter().enumerate() {
@@ -265,11 +236,7 @@ impl ClassTable {
                         if Some(owner) == reference && field.name == "referent" {
                             referent = Some(slots.len());
                         }
-                        slots.push(RefSlot {
-                            offset,
-                            owner,
-                            field: f as u16,
-                        });
+                        slots.push(RefSlot { offset, owner, field: f as u16 });
                     }
                     offset = offset.saturating_add(field.ty.dump_bytes(id_size) as u32);
                 }
@@ -315,17 +282,12 @@ impl ClassTable {
 
     /// The first class named exactly `name` (several loaders may define the same name).
     pub fn find(&self, name: &str) -> Option<ClassIdx> {
-        self.classes
-            .iter()
-            .position(|c| c.name == name)
-            .map(|i| ClassIdx(i as u32))
+        self.classes.iter().position(|c| c.name == name).map(|i| ClassIdx(i as u32))
     }
 
     /// Every class named exactly `name`.
     pub fn find_all<'s>(&'s self, name: &'s str) -> impl Iterator<Item = ClassIdx> + 's {
-        self.iter()
-            .filter(move |(_, c)| c.name == name)
-            .map(|(i, _)| i)
+        self.iter().filter(move |(_, c)| c.name == name).map(|(i, _)| i)
     }
 
     /// Number of classes.
@@ -340,10 +302,7 @@ impl ClassTable {
 
     /// All classes with their indices.
     pub fn iter(&self) -> impl Iterator<Item = (ClassIdx, &Class)> {
-        self.classes
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (ClassIdx(i as u32), c))
+        self.classes.iter().enumerate().map(|(i, c)| (ClassIdx(i as u32), c))
     }
 }
 
@@ -351,10 +310,7 @@ fn kind_of(name: &str) -> ClassKind {
     let Some(elem) = name.strip_suffix("[]") else {
         return ClassKind::Instance;
     };
-    match BasicType::PRIMITIVES
-        .into_iter()
-        .find(|t| t.java_name() == elem)
-    {
+    match BasicType::PRIMITIVES.into_iter().find(|t| t.java_name() == elem) {
         Some(t) => ClassKind::PrimitiveArray(t),
         None => ClassKind::ObjectArray,
     }

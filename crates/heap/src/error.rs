@@ -18,12 +18,16 @@ pub enum Error {
     #[error(transparent)]
     Format(#[from] hprof::Error),
     /// The file is HPROF but holds no heap dump (for example an allocation profile).
-    #[error(
-        "offset {offset}: the file holds no heap dump records (HEAP DUMP or HEAP DUMP SEGMENT)"
-    )]
+    #[error("offset {offset}: the file holds no heap dump records (HEAP DUMP or HEAP DUMP SEGMENT)")]
     NoHeapDump {
         /// End of the records read.
         offset: u64,
+    },
+    /// Not one object of the heap dump could be read.
+    #[error("{first}; not one object of the heap could be read")]
+    NothingReadable {
+        /// The first problem met.
+        first: hprof::Error,
     },
     /// So much of the dump is unreadable that a result would mislead.
     #[error("{first}; {unread_bytes} of {file_bytes} bytes could not be read, too much for a meaningful result")]
@@ -44,7 +48,7 @@ impl Error {
             Error::Io { .. } => None,
             Error::Format(e) => Some(e.offset()),
             Error::NoHeapDump { offset } => Some(*offset),
-            Error::MostlyUnreadable { first, .. } => Some(first.offset()),
+            Error::MostlyUnreadable { first, .. } | Error::NothingReadable { first } => Some(first.offset()),
         }
     }
 }

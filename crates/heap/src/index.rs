@@ -40,6 +40,8 @@ pub struct DumpIndex<'a> {
     pub unread_bytes: u64,
     /// The first error met, if any.
     pub first_error: Option<hprof::Error>,
+    /// A HEAP DUMP SEGMENT was read and no HEAP DUMP END has closed it yet.
+    open_segments: bool,
 }
 
 impl<'a> DumpIndex<'a> {
@@ -57,6 +59,7 @@ impl<'a> DumpIndex<'a> {
             warnings: Warnings::default(),
             unread_bytes: 0,
             first_error: None,
+            open_segments: false,
         };
         let mut end = header.len as u64;
         for raw in Records::new(data, header.len) {
@@ -69,10 +72,7 @@ impl<'a> DumpIndex<'a> {
             };
             end = raw.body_offset() + raw.body.len() as u64;
             if raw.is_truncated() {
-                let e = hprof::Error::Truncated {
-                    offset: raw.offset,
-                    what: "record",
-                };
+                let e = hprof::Error::Truncated { offset: raw.offset, what: "record" };
                 let detail = format!(
                     "record tag 0x{:02x} at offset {} declares {} bytes, {} present",
                     raw.tag,
@@ -80,8 +80,7 @@ impl<'a> DumpIndex<'a> {
                     raw.claimed_len,
                     raw.body.len()
                 );
-                ix.warnings
-                    .add(WarningKind::Truncated, 1, Some(raw.offset), || detail);
+                ix.warnings.add(WarningKind::Truncated, 1, Some(raw.offset), || detail);
                 ix.first_error.get_or_insert(e);
             }
             match raw.parse(header.id_size) {
@@ -90,23 +89,18 @@ impl<'a> DumpIndex<'a> {
                     ix.unread_bytes += raw.body.len() as u64;
                     ix.first_error.get_or_insert(e.clone());
                     if !raw.is_truncated() {
-                        ix.warnings.add(
-                            WarningKind::UnreadableSegmentTail,
-                            1,
-                            Some(e.offset()),
-                            || e.to_string(),
-                        );
+                        ix.warnings.add(WarningKind::UnreadableSegmentTail, 1, Some(e.offset()), || e.to_string());
                     }
                 }
             }
         }
+        if ix.open_segments && ix.warnings.count(WarningKind::Truncated) == 0 {
+            let e = hprof::Error::Truncated { offset: end, what: "segmented heap dump (no HEAP DUMP END record)" };
+            ix.note_truncation(e, 0);
+        }
         if ix.segments.is_empty() {
             return Err(match ix.first_error.take() {
-                Some(first) => Error::MostlyUnreadable {
-                    first,
-                    unread_bytes: data.len() as u64 - header.len as u64,
-                    file_bytes: data.len() as u64,
-                },
+                Some(first) => Error::NothingReadable { first },
                 None => Error::NoHeapDump { offset: end },
             });
         }
@@ -116,8 +110,7 @@ impl<'a> DumpIndex<'a> {
     fn note_truncation(&mut self, e: hprof::Error, missing: u64) {
         self.unread_bytes += missing;
         let detail = e.to_string();
-        self.warnings
-            .add(WarningKind::Truncated, 1, Some(e.offset()), || detail);
+        self.warnings.add(WarningKind::Truncated, 1, Some(e.offset()), || detail);
         self.first_error.get_or_insert(e);
     }
 
@@ -136,17 +129,14 @@ impl<'a> DumpIndex<'a> {
             Record::StackTrace { head, frames } => {
                 self.traces.insert(head.serial, frames.iter().collect());
             }
-            Record::HeapDump { body, offset } => self.segments.push(Segment {
-                offset,
-                len: body.len(),
-            }),
-            Record::HeapDumpEnd => {}
+            Record::HeapDump { body, offset } => {
+                self.segments.push(Segment { offset, len: body.len() });
+                self.open_segments |= tag == hprof::tag::HEAP_DUMP_SEGMENT;
+            }
+            Record::HeapDumpEnd => self.open_segments = false,
             Record::Other(t) => {
                 if !KNOWN_UNUSED.contains(&t) {
-                    self.warnings
-                        .add(WarningKind::UnknownRecord, 1, Some(offset), || {
-                            format!("tag 0x{tag:02x}")
-                        });
+                    self.warnings.add(WarningKind::UnknownRecord, 1, Some(offset), || format!("tag 0x{tag:02x}"));
                 }
             }
         }

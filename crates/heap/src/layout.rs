@@ -58,13 +58,7 @@ impl VmLayout {
     pub const DEFAULT_32: VmLayout = VmLayout::of(FAMILIES[5], 8);
 
     const fn of(f: (bool, bool, bool, u32, u32, u32, u32), align: u32) -> VmLayout {
-        VmLayout {
-            header_bytes: f.3,
-            ref_bytes: f.4,
-            array_base_small: f.5,
-            array_base_large: f.6,
-            align,
-        }
+        VmLayout { header_bytes: f.3, ref_bytes: f.4, array_base_small: f.5, array_base_large: f.6, align }
     }
 
     /// Size in the JVM of a value of type `t`.
@@ -78,11 +72,7 @@ impl VmLayout {
     /// Size of an array of `len` elements of type `t`.
     pub fn array_bytes(&self, t: BasicType, len: u64) -> u64 {
         let elem = u64::from(self.value_bytes(t));
-        let base = if elem >= 8 {
-            self.array_base_large
-        } else {
-            self.array_base_small
-        };
+        let base = if elem >= 8 { self.array_base_large } else { self.array_base_small };
         self.align_up(u64::from(base) + elem * len)
     }
 
@@ -99,11 +89,7 @@ impl VmLayout {
 
     /// A short description, such as `compressed oops, compressed class pointers, 8-byte alignment`.
     pub fn describe(&self) -> String {
-        let oops = if self.ref_bytes == 4 {
-            "compressed oops"
-        } else {
-            "uncompressed oops"
-        };
+        let oops = if self.ref_bytes == 4 { "compressed oops" } else { "uncompressed oops" };
         let header = match self.header_bytes {
             8 => "8-byte headers (compact headers or 32-bit VM)",
             12 => "compressed class pointers",
@@ -172,28 +158,43 @@ fn score(layout: &VmLayout, evidence: &[ArrayGap]) -> i64 {
 /// Bytes of padding HotSpot puts around `@Contended` fields (`-XX:ContendedPaddingWidth`).
 pub const CONTENDED_PADDING_BYTES: u64 = 128;
 
+/// What the gaps after a class's instances show.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GapEvidence {
+    /// The smallest gap from one of its instances to the next object.
+    pub min_gap: u64,
+    /// How many instances showed exactly that gap.
+    pub at_min: u64,
+}
+
 /// The instance size of a class from its field model, corrected by the smallest gap observed
 /// after one of its instances: objects never overlap, so the gap bounds the size from above.
 /// A gap a little above the model reveals fields the VM injected (up to 32 bytes, such as
-/// `MemberName.vmindex`), or `@Contended` padding (multiples of 128 bytes, such as in
-/// `java.lang.Thread`); any other excess is free space after the object, and is ignored.
+/// `MemberName.vmindex`); a gap 256 to 512 bytes above it reveals `@Contended` padding (128
+/// bytes before and after each group, as in `java.lang.Thread`), believed when two instances
+/// show it or when an ancestor is padded too. Any other excess is free space after the object.
 pub fn corrected_instance_bytes(
     model: u64,
-    min_gap: Option<u64>,
+    ev: Option<GapEvidence>,
+    ancestor_padded: bool,
     layout: &VmLayout,
 ) -> Option<u64> {
     const MAX_INJECTED_BYTES: u64 = 32;
-    let g = min_gap
-        .filter(|g| g % u64::from(layout.align) == 0 && *g >= u64::from(layout.header_bytes))?;
-    if g <= model {
+    let ev = ev
+        .filter(|e| e.min_gap.is_multiple_of(u64::from(layout.align)) && e.min_gap >= u64::from(layout.header_bytes))?;
+    let g = ev.min_gap;
+    if g <= model + MAX_INJECTED_BYTES {
         return Some(g);
     }
     let extra = g - model;
-    let padded = (0..=4).any(|k| {
-        (k * CONTENDED_PADDING_BYTES..=k * CONTENDED_PADDING_BYTES + MAX_INJECTED_BYTES)
-            .contains(&extra)
-    });
-    padded.then_some(g)
+    let padded = (2..=4)
+        .any(|k| (k * CONTENDED_PADDING_BYTES..=k * CONTENDED_PADDING_BYTES + MAX_INJECTED_BYTES).contains(&extra));
+    (padded && (ev.at_min >= 2 || ancestor_padded)).then_some(g)
+}
+
+/// True when a size correction is big enough to be `@Contended` padding.
+pub fn is_padding(delta: i64) -> bool {
+    delta >= 2 * CONTENDED_PADDING_BYTES as i64
 }
 
 #[cfg(test)]
@@ -213,25 +214,15 @@ mod tests {
     fn infers_uncompressed_oops_from_gaps() {
         let truth = VmLayout::of(FAMILIES[2], 8);
         let ev: Vec<ArrayGap> = (0..40)
-            .map(|i| ArrayGap {
-                elem: BasicType::Object,
-                len: i,
-                gap: truth.array_bytes(BasicType::Object, i as u64),
-            })
+            .map(|i| ArrayGap { elem: BasicType::Object, len: i, gap: truth.array_bytes(BasicType::Object, i as u64) })
             .chain((0..40).map(|i| ArrayGap {
                 elem: BasicType::Int,
                 len: i,
                 gap: truth.array_bytes(BasicType::Int, i as u64),
             }))
             .collect();
-        assert_eq!(
-            infer(&ev, LayoutSpec::default(), hprof::IdSize::Eight),
-            truth
-        );
-        let forced = LayoutSpec {
-            compressed_oops: Some(true),
-            ..Default::default()
-        };
+        assert_eq!(infer(&ev, LayoutSpec::default(), hprof::IdSize::Eight), truth);
+        let forced = LayoutSpec { compressed_oops: Some(true), ..Default::default() };
         assert_eq!(infer(&ev, forced, hprof::IdSize::Eight).ref_bytes, 4);
     }
 
@@ -239,38 +230,28 @@ mod tests {
     fn infers_alignment_16() {
         let truth = VmLayout::of(FAMILIES[0], 16);
         let ev: Vec<ArrayGap> = (0..30)
-            .map(|i| ArrayGap {
-                elem: BasicType::Byte,
-                len: i,
-                gap: truth.array_bytes(BasicType::Byte, i as u64),
-            })
+            .map(|i| ArrayGap { elem: BasicType::Byte, len: i, gap: truth.array_bytes(BasicType::Byte, i as u64) })
             .collect();
-        assert_eq!(
-            infer(&ev, LayoutSpec::default(), hprof::IdSize::Eight),
-            truth
-        );
+        assert_eq!(infer(&ev, LayoutSpec::default(), hprof::IdSize::Eight), truth);
     }
 
     #[test]
     fn no_evidence_means_default() {
-        assert_eq!(
-            infer(&[], LayoutSpec::default(), hprof::IdSize::Eight),
-            VmLayout::DEFAULT_64
-        );
-        assert_eq!(
-            infer(&[], LayoutSpec::default(), hprof::IdSize::Four),
-            VmLayout::DEFAULT_32
-        );
+        assert_eq!(infer(&[], LayoutSpec::default(), hprof::IdSize::Eight), VmLayout::DEFAULT_64);
+        assert_eq!(infer(&[], LayoutSpec::default(), hprof::IdSize::Four), VmLayout::DEFAULT_32);
     }
 
     #[test]
     fn gap_correction() {
         let l = VmLayout::DEFAULT_64;
-        assert_eq!(corrected_instance_bytes(40, Some(48), &l), Some(48)); // injected field
-        assert_eq!(corrected_instance_bytes(112, Some(368), &l), Some(368)); // @Contended padding
-        assert_eq!(corrected_instance_bytes(40, Some(4096), &l), None); // end of a region
-        assert_eq!(corrected_instance_bytes(40, Some(112), &l), None); // free space, not padding
-        assert_eq!(corrected_instance_bytes(40, Some(32), &l), Some(32)); // model too big
-        assert_eq!(corrected_instance_bytes(40, None, &l), None);
+        let ev = |min_gap, at_min| Some(GapEvidence { min_gap, at_min });
+        assert_eq!(corrected_instance_bytes(40, ev(48, 1), false, &l), Some(48)); // injected field
+        assert_eq!(corrected_instance_bytes(112, ev(368, 9), false, &l), Some(368)); // @Contended padding
+        assert_eq!(corrected_instance_bytes(112, ev(376, 1), true, &l), Some(376)); // padded subclass
+        assert_eq!(corrected_instance_bytes(112, ev(376, 1), false, &l), None); // one instance, no padded ancestor
+        assert_eq!(corrected_instance_bytes(16, ev(144, 3), false, &l), None); // 128 bytes free: not padding
+        assert_eq!(corrected_instance_bytes(40, ev(4096, 1), false, &l), None); // end of a region
+        assert_eq!(corrected_instance_bytes(40, ev(32, 1), false, &l), Some(32)); // model too big
+        assert_eq!(corrected_instance_bytes(40, None, false, &l), None);
     }
 }

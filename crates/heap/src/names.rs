@@ -30,11 +30,7 @@ fn plain_name(s: &str) -> String {
     let dotted = s.replace('/', ".");
     // Hidden classes: HotSpot writes `Name+0x<hex>`, Class.getName() says `Name/0x<hex>`.
     match dotted.rfind("+0x") {
-        Some(i)
-            if i > 0
-                && dotted[i + 3..].bytes().all(|b| b.is_ascii_hexdigit())
-                && dotted.len() > i + 3 =>
-        {
+        Some(i) if i > 0 && dotted[i + 3..].bytes().all(|b| b.is_ascii_hexdigit()) && dotted.len() > i + 3 => {
             format!("{}/{}", &dotted[..i], &dotted[i + 1..])
         }
         _ => dotted,
@@ -42,9 +38,7 @@ fn plain_name(s: &str) -> String {
 }
 
 fn primitive_of_descriptor(c: u8) -> Option<BasicType> {
-    BasicType::PRIMITIVES
-        .into_iter()
-        .find(|t| t.descriptor() as u8 == c)
+    BasicType::PRIMITIVES.into_iter().find(|t| t.descriptor() as u8 == c)
 }
 
 /// The JVM's name of the array class of a primitive type (`[I` for int).
@@ -72,14 +66,8 @@ mod tests {
         assert_eq!(java_name(b"[B"), "byte[]");
         assert_eq!(java_name(b"[[I"), "int[][]");
         assert_eq!(java_name(b"[Ljava/lang/Object;"), "java.lang.Object[]");
-        assert_eq!(
-            java_name(b"[[Ljava/util/HashMap$Node;"),
-            "java.util.HashMap$Node[][]"
-        );
-        assert_eq!(
-            java_name(b"Quiet$$Lambda$1+0x00007fca38000a08"),
-            "Quiet$$Lambda$1/0x00007fca38000a08"
-        );
+        assert_eq!(java_name(b"[[Ljava/util/HashMap$Node;"), "java.util.HashMap$Node[][]");
+        assert_eq!(java_name(b"Quiet$$Lambda$1+0x00007fca38000a08"), "Quiet$$Lambda$1/0x00007fca38000a08");
         assert_eq!(java_name(b"a+b"), "a+b");
         assert_eq!(java_name(b"["), "[]");
     }

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::index::{DumpIndex, Segment};
-use crate::layout::ArrayGap;
+use crate::layout::{ArrayGap, GapEvidence};
 use crate::source::Dump;
 use crate::warnings::{WarningKind, Warnings};
 
@@ -22,7 +22,16 @@ const EVIDENCE_PER_SEGMENT: usize = 512;
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct InstanceAcc {
     pub count: u64,
-    pub min_gap: Option<u64>,
+    pub gaps: Option<GapEvidence>,
+}
+
+/// Folds one more observation into the smallest-gap evidence.
+fn fold_gap(acc: Option<GapEvidence>, ev: GapEvidence) -> Option<GapEvidence> {
+    Some(match acc {
+        Some(a) if a.min_gap < ev.min_gap => a,
+        Some(a) if a.min_gap == ev.min_gap => GapEvidence { min_gap: a.min_gap, at_min: a.at_min + ev.at_min },
+        _ => ev,
+    })
 }
 
 /// Array counts by length.
@@ -53,12 +62,7 @@ enum Prev {
 impl Scan {
     /// Scans every segment of `ix`; `keep_objects` also records each object's address and offset.
     /// Each segment's pages are released from the resident set once read.
-    pub fn run(
-        dump: &Dump,
-        ix: &DumpIndex<'_>,
-        keep_objects: bool,
-        progress: &dyn Progress,
-    ) -> Scan {
+    pub fn run(dump: &Dump, ix: &DumpIndex<'_>, keep_objects: bool, progress: &dyn Progress) -> Scan {
         let data = dump.data();
         progress.start("reading heap", ix.heap_bytes());
         let last = ix.segments.len().saturating_sub(1);
@@ -68,13 +72,7 @@ impl Scan {
             .par_iter()
             .enumerate()
             .map(|(i, seg)| {
-                let s = Scan::segment(
-                    data,
-                    *seg,
-                    ix.header.id_size,
-                    keep_objects,
-                    truncated && i == last,
-                );
+                let s = Scan::segment(data, *seg, ix.header.id_size, keep_objects, truncated && i == last);
                 dump.release(seg.offset, seg.len);
                 progress.advance(seg.len as u64);
                 s
@@ -84,13 +82,7 @@ impl Scan {
         parts.into_iter().fold(Scan::default(), Scan::merge)
     }
 
-    fn segment(
-        data: &[u8],
-        seg: Segment,
-        id_size: hprof::IdSize,
-        keep: bool,
-        cut_short: bool,
-    ) -> Scan {
+    fn segment(data: &[u8], seg: Segment, id_size: hprof::IdSize, keep: bool, cut_short: bool) -> Scan {
         let mut s = Scan::default();
         let start = seg.offset as usize;
         let body = data.get(start..start + seg.len).unwrap_or(&[]);
@@ -110,19 +102,11 @@ impl Scan {
                     (head.object_id, Prev::Instance(head.class_id))
                 }
                 SubRecord::ObjArray { head, .. } => {
-                    *s.obj_arrays
-                        .entry(head.class_id)
-                        .or_default()
-                        .entry(head.length)
-                        .or_default() += 1;
+                    *s.obj_arrays.entry(head.class_id).or_default().entry(head.length).or_default() += 1;
                     (head.object_id, Prev::Array(BasicType::Object, head.length))
                 }
                 SubRecord::PrimArray { head, elem, .. } => {
-                    *s.prim_arrays
-                        .entry(elem)
-                        .or_default()
-                        .entry(head.length)
-                        .or_default() += 1;
+                    *s.prim_arrays.entry(elem).or_default().entry(head.length).or_default() += 1;
                     (head.object_id, Prev::Array(elem, head.length))
                 }
                 SubRecord::Class(c) => {
@@ -152,7 +136,7 @@ impl Scan {
         match p {
             Prev::Instance(class_id) => {
                 let acc = self.instances.entry(class_id).or_default();
-                acc.min_gap = Some(acc.min_gap.map_or(gap, |g| g.min(gap)));
+                acc.gaps = fold_gap(acc.gaps, GapEvidence { min_gap: gap, at_min: 1 });
             }
             Prev::Array(elem, len) => {
                 if self.evidence.len() < EVIDENCE_PER_SEGMENT {
@@ -164,12 +148,11 @@ impl Scan {
 
     fn fail(&mut self, e: hprof::Error, remaining: u64, cut_short: bool) {
         self.unread_bytes += remaining;
-        let kind = match e {
-            hprof::Error::Truncated { .. } if cut_short => WarningKind::Truncated,
-            _ => WarningKind::UnreadableSegmentTail,
-        };
-        let detail = e.to_string();
-        self.warnings.add(kind, 1, Some(e.offset()), || detail);
+        // The cut at the end of a truncated file is already reported by the record index.
+        if !(cut_short && matches!(e, hprof::Error::Truncated { .. })) {
+            let detail = e.to_string();
+            self.warnings.add(WarningKind::UnreadableSegmentTail, 1, Some(e.offset()), || detail);
+        }
         self.first_error.get_or_insert(e);
     }
 
@@ -179,10 +162,9 @@ impl Scan {
         for (k, v) in other.instances {
             let acc = self.instances.entry(k).or_default();
             acc.count += v.count;
-            acc.min_gap = match (acc.min_gap, v.min_gap) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            if let Some(ev) = v.gaps {
+                acc.gaps = fold_gap(acc.gaps, ev);
+            }
         }
         merge_lens(&mut self.obj_arrays, other.obj_arrays);
         merge_lens(&mut self.prim_arrays, other.prim_arrays);
@@ -202,10 +184,7 @@ impl Scan {
     }
 }
 
-fn merge_lens<K: std::hash::Hash + Eq>(
-    into: &mut FxHashMap<K, LenCounts>,
-    from: FxHashMap<K, LenCounts>,
-) {
+fn merge_lens<K: std::hash::Hash + Eq>(into: &mut FxHashMap<K, LenCounts>, from: FxHashMap<K, LenCounts>) {
     for (k, lens) in from {
         let dst = into.entry(k).or_default();
         for (len, n) in lens {

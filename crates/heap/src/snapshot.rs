@@ -146,32 +146,18 @@ const CHUNK: usize = 1 << 16;
 
 impl Snapshot {
     /// Reads `dump` into a snapshot.
-    pub fn build(
-        dump: Dump,
-        opts: &ReadOptions,
-        progress: &dyn Progress,
-    ) -> Result<Snapshot, Error> {
+    pub fn build(dump: Dump, opts: &ReadOptions, progress: &dyn Progress) -> Result<Snapshot, Error> {
         let data = dump.data();
         let ix = DumpIndex::build(data)?;
         let scan = Scan::run(&dump, &ix, true, progress);
         let (mut census, mut scan) = Census::from_scan(&ix, scan, opts, data.len() as u64)?;
         let class_class = census.classes.find("java.lang.Class");
         let mut objects = std::mem::take(&mut scan.objects);
-        objects.extend(
-            census
-                .classes
-                .iter()
-                .filter_map(|(_, c)| c.dump_offset.map(|o| (c.id, o))),
-        );
+        objects.extend(census.classes.iter().filter_map(|(_, c)| c.dump_offset.map(|o| (c.id, o))));
         objects.par_sort_unstable();
         let before = objects.len();
         objects.dedup_by_key(|o| o.0);
-        census.warnings.add(
-            WarningKind::DuplicateId,
-            (before - objects.len()) as u64,
-            None,
-            || "objects".into(),
-        );
+        census.warnings.add(WarningKind::DuplicateId, (before - objects.len()) as u64, None, || "objects".into());
         let addrs: Vec<u64> = objects.iter().map(|o| o.0).collect();
         let addr_index = AddrIndex::new(&addrs);
         let prims = primitive_classes(&census.classes);
@@ -194,9 +180,7 @@ impl Snapshot {
             })
             .collect();
         progress.finish();
-        drop(ctx);
-        let mut snap =
-            Snapshot::assemble(dump.clone(), census, addrs, addr_index, &objects, blocks);
+        let mut snap = Snapshot::assemble(dump.clone(), census, addrs, addr_index, &objects, blocks);
         drop(objects);
         snap.add_roots(&ix, std::mem::take(&mut scan.roots));
         Ok(snap)
@@ -247,25 +231,14 @@ impl Snapshot {
 
     fn add_roots(&mut self, ix: &DumpIndex<'_>, roots: Vec<(u64, hprof::Root)>) {
         let mut thread_of: FxHashMap<u32, usize> = FxHashMap::default();
-        for (_, r) in roots
-            .iter()
-            .filter(|(_, r)| r.kind == hprof::RootKind::ThreadObject)
-        {
+        for (_, r) in roots.iter().filter(|(_, r)| r.kind == hprof::RootKind::ThreadObject) {
             let serial = r.thread_serial.unwrap_or(0);
             if thread_of.contains_key(&serial) {
                 continue;
             }
-            let frames = r
-                .stack_serial
-                .and_then(|s| ix.traces.get(&s))
-                .map(|t| frames_of(ix, t))
-                .unwrap_or_default();
+            let frames = r.stack_serial.and_then(|s| ix.traces.get(&s)).map(|t| frames_of(ix, t)).unwrap_or_default();
             thread_of.insert(serial, self.threads.len());
-            self.threads.push(Thread {
-                serial,
-                object: self.find(r.object_id),
-                frames,
-            });
+            self.threads.push(Thread { serial, object: self.find(r.object_id), frames });
         }
         let mut dangling = (0u64, None);
         for (off, r) in roots {
@@ -275,25 +248,14 @@ impl Snapshot {
                 continue;
             };
             let detail = match (r.thread_serial.and_then(|s| thread_of.get(&s)), r.ref_id) {
-                (Some(&thread), _) => RootDetail::Thread {
-                    thread,
-                    frame: r.frame.filter(|&f| f != u32::MAX),
-                },
+                (Some(&thread), _) => RootDetail::Thread { thread, frame: r.frame.filter(|&f| f != u32::MAX) },
                 (None, Some(ref_id)) => RootDetail::JniGlobal { ref_id },
                 _ => RootDetail::None,
             };
-            self.roots.push(Root {
-                object,
-                kind: r.kind,
-                detail,
-            });
+            self.roots.push(Root { object, kind: r.kind, detail });
         }
         if let Some((off, id)) = dangling.1 {
-            self.census
-                .warnings
-                .add(WarningKind::DanglingRoot, dangling.0, Some(off), || {
-                    format!("object 0x{id:x}")
-                });
+            self.census.warnings.add(WarningKind::DanglingRoot, dangling.0, Some(off), || format!("object 0x{id:x}"));
         }
     }
 
@@ -309,9 +271,7 @@ impl Snapshot {
 
     /// The object at address `id`.
     pub fn find(&self, id: u64) -> Option<ObjIdx> {
-        self.addr_index
-            .find(&self.addrs, id)
-            .map(|i| ObjIdx(i as u64))
+        self.addr_index.find(&self.addrs, id).map(|i| ObjIdx(i as u64))
     }
 
     /// The object's address (its id in the dump).
@@ -338,19 +298,12 @@ impl Snapshot {
     pub fn edges(&self, o: ObjIdx) -> impl Iterator<Item = Edge> + '_ {
         let range = self.edges.edge_range(o.index());
         let first_weak = self.referent_first[o.index() / 64] >> (o.index() % 64) & 1 == 1;
-        let strength = if first_weak {
-            self.census.classes.get(self.class_of(o)).ref_strength
-        } else {
-            RefStrength::Strong
-        };
+        let strength =
+            if first_weak { self.census.classes.get(self.class_of(o)).ref_strength } else { RefStrength::Strong };
         let start = range.start;
         range.map(move |e| Edge {
             target: ObjIdx(self.edges.target(e)),
-            strength: if e == start {
-                strength
-            } else {
-                RefStrength::Strong
-            },
+            strength: if e == start { strength } else { RefStrength::Strong },
         })
     }
 
@@ -362,13 +315,9 @@ impl Snapshot {
         let id_size = self.census.header.id_size;
         let mut ids = Vec::new();
         if let Some(rec) = read_at(data, off, id_size) {
-            for_each_ref(&rec, &self.census.classes, id_size, |label, id| {
-                ids.push((label, id))
-            });
+            for_each_ref(&rec, &self.census.classes, id_size, |label, id| ids.push((label, id)));
         }
-        let labels = ids
-            .into_iter()
-            .filter_map(|(l, id)| self.find(id).map(|_| l));
+        let labels = ids.into_iter().filter_map(|(l, id)| self.find(id).map(|_| l));
         labels.zip(self.edges(o)).collect()
     }
 
@@ -376,20 +325,11 @@ impl Snapshot {
     pub fn label_name(&self, o: ObjIdx, label: EdgeLabel) -> String {
         let classes = &self.census.classes;
         match label {
-            EdgeLabel::Field { owner, field } => {
-                classes.get(owner).fields[field as usize].name.clone()
-            }
+            EdgeLabel::Field { owner, field } => classes.get(owner).fields[field as usize].name.clone(),
             EdgeLabel::Element(i) => format!("[{i}]"),
             EdgeLabel::Static(i) => {
                 let c = self.mirror_class(o).unwrap_or(self.class_of(o));
-                format!(
-                    "static {}",
-                    classes
-                        .get(c)
-                        .statics
-                        .get(i as usize)
-                        .map_or("?", |s| s.name.as_str())
-                )
+                format!("static {}", classes.get(c).statics.get(i as usize).map_or("?", |s| s.name.as_str()))
             }
             EdgeLabel::Super => "<super>".into(),
             EdgeLabel::Loader => "<classloader>".into(),
@@ -398,10 +338,7 @@ impl Snapshot {
 
     /// The class a mirror object stands for, if `o` is a class mirror.
     pub fn mirror_class(&self, o: ObjIdx) -> Option<ClassIdx> {
-        self.census
-            .classes
-            .by_id(self.address(o))
-            .filter(|c| self.census.classes.get(*c).dump_offset.is_some())
+        self.census.classes.by_id(self.address(o)).filter(|c| self.census.classes.get(*c).dump_offset.is_some())
     }
 
     /// All objects in address order.
@@ -454,7 +391,9 @@ impl Ctx<'_> {
         let classes = &self.census.classes;
         for (i, &(_, off)) in chunk.iter().enumerate() {
             let Some(rec) = read_at(self.data, off, self.id_size) else {
-                (b.class.push(0), b.size8.push(0), b.counts.push(0));
+                b.class.push(0);
+                b.size8.push(0);
+                b.counts.push(0);
                 continue;
             };
             let (class, bytes) = self.class_and_size(&rec);
@@ -475,22 +414,13 @@ impl Ctx<'_> {
                         }
                         b.targets.push(t as u64);
                     }
-                    None => b
-                        .warnings
-                        .add(WarningKind::DanglingReference, 1, Some(off), || {
-                            format!("id 0x{id:x}")
-                        }),
+                    None => b.warnings.add(WarningKind::DanglingReference, 1, Some(off), || format!("id 0x{id:x}")),
                 }
                 first = false;
             });
             if let SubRecord::Instance { values, .. } = &rec {
-                if values.len() as u32 != classes.get(class).values_bytes
-                    && classes.get(class).dump_offset.is_some()
-                {
-                    b.warnings
-                        .add(WarningKind::FieldLengthMismatch, 1, Some(off), || {
-                            classes.get(class).name.clone()
-                        });
+                if values.len() as u32 != classes.get(class).values_bytes && classes.get(class).dump_offset.is_some() {
+                    b.warnings.add(WarningKind::FieldLengthMismatch, 1, Some(off), || classes.get(class).name.clone());
                 }
             }
             b.counts.push((b.targets.len() - before) as u32);
@@ -517,13 +447,8 @@ impl Ctx<'_> {
             }
             SubRecord::Class(d) => {
                 let c = self.class_class.unwrap_or(fallback);
-                let base = self
-                    .class_class
-                    .map_or(0, |cc| classes.get(cc).instance_bytes);
-                (
-                    c,
-                    mirror_bytes(base, d.statics.iter().map(|s| s.value), layout),
-                )
+                let base = self.class_class.map_or(0, |cc| classes.get(cc).instance_bytes);
+                (c, mirror_bytes(base, d.statics.iter().map(|s| s.value), layout))
             }
             SubRecord::Root(_) | SubRecord::HeapDumpInfo(_) => (fallback, 0),
         }
@@ -533,27 +458,19 @@ impl Ctx<'_> {
 fn is_referent_label(classes: &ClassTable, class: ClassIdx, label: EdgeLabel) -> bool {
     let c = classes.get(class);
     match (label, c.referent_slot) {
-        (EdgeLabel::Field { owner, field }, Some(s)) => {
-            c.ref_slots[s].owner == owner && c.ref_slots[s].field == field
-        }
+        (EdgeLabel::Field { owner, field }, Some(s)) => c.ref_slots[s].owner == owner && c.ref_slots[s].field == field,
         _ => false,
     }
 }
 
 fn prim_slot(t: BasicType) -> usize {
-    BasicType::PRIMITIVES
-        .iter()
-        .position(|&p| p == t)
-        .unwrap_or(0)
+    BasicType::PRIMITIVES.iter().position(|&p| p == t).unwrap_or(0)
 }
 
 fn primitive_classes(classes: &ClassTable) -> [Option<ClassIdx>; 8] {
     let mut out = [None; 8];
     for (i, t) in BasicType::PRIMITIVES.iter().enumerate() {
-        out[i] = classes
-            .iter()
-            .find(|(_, c)| c.kind == ClassKind::PrimitiveArray(*t))
-            .map(|(i, _)| i);
+        out[i] = classes.iter().find(|(_, c)| c.kind == ClassKind::PrimitiveArray(*t)).map(|(i, _)| i);
     }
     out
 }
@@ -568,33 +485,20 @@ fn read_at(data: &[u8], off: u64, id_size: hprof::IdSize) -> Option<SubRecord<'_
 /// Calls `f` with every non-null reference of an object record, in edge order: a
 /// Reference's referent first, then the other fields; elements; or a class's statics,
 /// superclass and loader. The one place that decides what a reference is.
-fn for_each_ref(
-    rec: &SubRecord<'_>,
-    classes: &ClassTable,
-    id_size: hprof::IdSize,
-    mut f: impl FnMut(EdgeLabel, u64),
-) {
+fn for_each_ref(rec: &SubRecord<'_>, classes: &ClassTable, id_size: hprof::IdSize, mut f: impl FnMut(EdgeLabel, u64)) {
     match rec {
         SubRecord::Instance { head, values } => {
             let Some(class) = classes.by_id(head.class_id) else {
                 return;
             };
             let c = classes.get(class);
-            let order = c
-                .referent_slot
-                .into_iter()
-                .chain((0..c.ref_slots.len()).filter(|&s| Some(s) != c.referent_slot));
+            let order =
+                c.referent_slot.into_iter().chain((0..c.ref_slots.len()).filter(|&s| Some(s) != c.referent_slot));
             for s in order {
                 let slot = c.ref_slots[s];
                 let id = hprof::id_in(values, slot.offset as usize, id_size);
                 if id != 0 {
-                    f(
-                        EdgeLabel::Field {
-                            owner: slot.owner,
-                            field: slot.field,
-                        },
-                        id,
-                    );
+                    f(EdgeLabel::Field { owner: slot.owner, field: slot.field }, id);
                 }
             }
         }
@@ -625,10 +529,7 @@ fn for_each_ref(
 }
 
 fn frames_of(ix: &DumpIndex<'_>, frame_ids: &[u64]) -> Vec<Frame> {
-    let text = |id: u64| {
-        ix.string(id)
-            .map(|s| String::from_utf8_lossy(s).into_owned())
-    };
+    let text = |id: u64| ix.string(id).map(|s| String::from_utf8_lossy(s).into_owned());
     frame_ids
         .iter()
         .filter_map(|id| ix.frames.get(id))

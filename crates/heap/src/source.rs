@@ -19,10 +19,7 @@ pub struct Dump {
 
 impl std::fmt::Debug for Dump {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Dump")
-            .field("path", &self.path)
-            .field("len", &self.data().len())
-            .finish()
+        f.debug_struct("Dump").field("path", &self.path).field("len", &self.data().len()).finish()
     }
 }
 
@@ -30,10 +27,7 @@ impl Dump {
     /// Maps the file at `path` read-only.
     #[allow(unsafe_code)] // the one mmap of the project; see SAFETY below
     pub fn open(path: &Path) -> Result<Dump, Error> {
-        let io = |source| Error::Io {
-            path: path.to_owned(),
-            source,
-        };
+        let io = |source| Error::Io { path: path.to_owned(), source };
         let file = std::fs::File::open(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let bytes = if len == 0 {
@@ -47,18 +41,12 @@ impl Dump {
             let _ = map.advise(memmap2::Advice::Sequential);
             Bytes::Mapped(map)
         };
-        Ok(Dump {
-            bytes: Arc::new(bytes),
-            path: Some(path.to_owned()),
-        })
+        Ok(Dump { bytes: Arc::new(bytes), path: Some(path.to_owned()) })
     }
 
     /// Wraps bytes already in memory.
     pub fn from_vec(v: Vec<u8>) -> Dump {
-        Dump {
-            bytes: Arc::new(Bytes::Owned(v)),
-            path: None,
-        }
+        Dump { bytes: Arc::new(Bytes::Owned(v)), path: None }
     }
 
     /// The whole file.
@@ -85,11 +73,7 @@ impl Dump {
             // table entries; later reads repopulate them from the file, whose contents do not
             // change (see `open`), so no borrow can observe different bytes.
             let _ = unsafe {
-                map.unchecked_advise_range(
-                    memmap2::UncheckedAdvice::DontNeed,
-                    start as usize,
-                    (end - start) as usize,
-                )
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start as usize, (end - start) as usize)
             };
         }
     }

@@ -41,29 +41,43 @@ pub struct Warning {
 
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = match self.kind {
-            WarningKind::Truncated => "the dump is truncated; what follows the cut was not read",
-            WarningKind::UnreadableSegmentTail => {
-                "unreadable heap dump data skipped to the end of its segment"
+        let (one, many) = match self.kind {
+            WarningKind::Truncated => ("the dump is truncated; what follows the cut was not read", ""),
+            WarningKind::UnreadableSegmentTail => (
+                "unreadable heap data skipped to the end of its segment",
+                "segments with unreadable heap data skipped to their end",
+            ),
+            WarningKind::UnknownRecord => ("record with an unknown tag skipped", "records with unknown tags skipped"),
+            WarningKind::DanglingReference => (
+                "reference points to no object in the dump (treated as null)",
+                "references point to no object in the dump (treated as null)",
+            ),
+            WarningKind::DanglingRoot => {
+                ("GC root names no object in the dump (ignored)", "GC roots name no object in the dump (ignored)")
             }
-            WarningKind::UnknownRecord => "records with unknown tags skipped",
-            WarningKind::DanglingReference => {
-                "references point to no object in the dump (treated as null)"
+            WarningKind::DuplicateId => {
+                ("object shares its id with another (first kept)", "objects share an id with another (first kept)")
             }
-            WarningKind::DanglingRoot => "GC roots name no object in the dump (ignored)",
-            WarningKind::DuplicateId => "objects share an id with another (first kept)",
             WarningKind::FieldLengthMismatch => {
-                "instances whose field bytes do not match their class"
+                ("instance's field bytes do not match its class", "instances' field bytes do not match their class")
             }
-            WarningKind::UnknownClass => "objects of classes the dump does not define",
-            WarningKind::SuperclassCycle => "classes whose superclass chain loops (chain cut)",
+            WarningKind::UnknownClass => {
+                ("object of a class the dump does not define", "objects of classes the dump does not define")
+            }
+            WarningKind::SuperclassCycle => {
+                ("class's superclass chain loops (chain cut)", "classes' superclass chains loop (chains cut)")
+            }
         };
-        write!(f, "{} {what}", self.count)?;
+        match (self.count, many) {
+            (_, "") => write!(f, "{one}")?,
+            (1, _) => write!(f, "1 {one}")?,
+            (n, _) => write!(f, "{n} {many}")?,
+        }
         if let Some(o) = self.first_offset {
-            write!(f, "; first at offset {o}")?;
+            write!(f, "; {} at offset {o}", if self.count > 1 { "first" } else { "found" })?;
         }
         if !self.detail.is_empty() {
-            write!(f, ": {}", self.detail)?;
+            write!(f, " ({})", self.detail)?;
         }
         Ok(())
     }
@@ -77,13 +91,7 @@ pub struct Warnings {
 
 impl Warnings {
     /// Counts `n` occurrences of `kind`; the first one's offset and detail are kept.
-    pub fn add(
-        &mut self,
-        kind: WarningKind,
-        n: u64,
-        offset: Option<u64>,
-        detail: impl FnOnce() -> String,
-    ) {
+    pub fn add(&mut self, kind: WarningKind, n: u64, offset: Option<u64>, detail: impl FnOnce() -> String) {
         if n == 0 {
             return;
         }
@@ -94,12 +102,7 @@ impl Warnings {
                     (w.first_offset, w.detail) = (offset, detail());
                 }
             }
-            None => self.items.push(Warning {
-                kind,
-                count: n,
-                first_offset: offset,
-                detail: detail(),
-            }),
+            None => self.items.push(Warning { kind, count: n, first_offset: offset, detail: detail() }),
         }
     }
 
@@ -125,9 +128,6 @@ impl Warnings {
 
     /// Count of one kind.
     pub fn count(&self, kind: WarningKind) -> u64 {
-        self.items
-            .iter()
-            .find(|w| w.kind == kind)
-            .map_or(0, |w| w.count)
+        self.items.iter().find(|w| w.kind == kind).map_or(0, |w| w.count)
     }
 }

@@ -44,12 +44,7 @@ pub struct Cursor<'a> {
 impl<'a> Cursor<'a> {
     /// A cursor over `data`, which starts at absolute file offset `base`.
     pub fn new(data: &'a [u8], base: u64, id_size: IdSize) -> Self {
-        Cursor {
-            data,
-            pos: 0,
-            base,
-            id_size,
-        }
+        Cursor { data, pos: 0, base, id_size }
     }
 
     /// Absolute file offset of the next byte to read.
@@ -145,11 +140,9 @@ pub fn id_at(ids: &[u8], i: usize, id_size: IdSize) -> u64 {
 #[inline]
 pub fn id_in(bytes: &[u8], at: usize, id_size: IdSize) -> u64 {
     match id_size {
-        IdSize::Four => bytes
-            .get(at..at + 4)
-            .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as u64),
-        IdSize::Eight => bytes.get(at..at + 8).map_or(0, |b| {
-            u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
-        }),
+        IdSize::Four => bytes.get(at..at + 4).map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as u64),
+        IdSize::Eight => {
+            bytes.get(at..at + 8).map_or(0, |b| u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+        }
     }
 }

@@ -47,9 +47,7 @@ impl Header {
             if !data.is_empty() && !b"JAVA PROFILE ".starts_with(&data[..data.len().min(13)]) {
                 return Err(not_hprof(data));
             }
-            return Err(Error::TooShort {
-                len: data.len() as u64,
-            });
+            return Err(Error::TooShort { len: data.len() as u64 });
         }
         let version = match &data[..19] {
             b"JAVA PROFILE 1.0.1\0" => Version::V101,
@@ -58,19 +56,11 @@ impl Header {
             _ => return Err(not_hprof(data)),
         };
         let mut c = Cursor::new(&data[19..], 19, IdSize::Eight);
-        let short = |_| Error::Truncated {
-            offset: 19,
-            what: "header",
-        };
+        let short = |_| Error::Truncated { offset: 19, what: "header" };
         let size = c.u4().map_err(short)?;
         let id_size = IdSize::from_u32(size).ok_or(Error::BadIdSize { offset: 19, size })?;
         let timestamp_ms = c.u8().map_err(short)?;
-        Ok(Header {
-            version,
-            id_size,
-            timestamp_ms,
-            len: MIN,
-        })
+        Ok(Header { version, id_size, timestamp_ms, len: MIN })
     }
 
     /// Writes this header.
@@ -83,10 +73,7 @@ impl Header {
 }
 
 fn not_hprof(data: &[u8]) -> Error {
-    let start: String = data[..data.len().min(16)]
-        .iter()
-        .flat_map(|b| std::ascii::escape_default(*b))
-        .map(char::from)
-        .collect();
+    let start: String =
+        data[..data.len().min(16)].iter().flat_map(|b| std::ascii::escape_default(*b)).map(char::from).collect();
     Error::NotHprof { start }
 }

@@ -42,11 +42,6 @@ pub use writer::Writer;
 
 /// Writes one top-level record: head and body.
 pub fn write_record(w: &mut Writer, tag: u8, body: &[u8]) {
-    layout::RecordHead {
-        tag,
-        time_delta: 0,
-        length: body.len() as u32,
-    }
-    .write(w);
+    layout::RecordHead { tag, time_delta: 0, length: body.len() as u32 }.write(w);
     w.bytes(body);
 }

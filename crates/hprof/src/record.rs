@@ -39,43 +39,24 @@ impl<'a> RawRecord<'a> {
     /// Interprets the record by its tag.
     pub fn parse(&self, id_size: IdSize) -> Result<Record<'a>> {
         let mut c = self.cursor(id_size);
-        let trunc = |what| {
-            move |_| Error::Truncated {
-                offset: self.offset,
-                what,
-            }
-        };
+        let trunc = |what| move |_| Error::Truncated { offset: self.offset, what };
         Ok(match self.tag {
             tag::UTF8 => {
                 let id = c.id().map_err(trunc("UTF8 record"))?;
                 let text = c.bytes(c.remaining()).map_err(trunc("UTF8 record"))?;
                 Record::Utf8 { id, text }
             }
-            tag::LOAD_CLASS => {
-                Record::LoadClass(LoadClass::read(&mut c).map_err(trunc("LOAD_CLASS record"))?)
-            }
-            tag::STACK_FRAME => {
-                Record::StackFrame(StackFrame::read(&mut c).map_err(trunc("STACK_FRAME record"))?)
-            }
+            tag::LOAD_CLASS => Record::LoadClass(LoadClass::read(&mut c).map_err(trunc("LOAD_CLASS record"))?),
+            tag::STACK_FRAME => Record::StackFrame(StackFrame::read(&mut c).map_err(trunc("STACK_FRAME record"))?),
             tag::STACK_TRACE => {
                 let head = StackTraceHead::read(&mut c).map_err(trunc("STACK_TRACE record"))?;
                 let n = (head.frame_count as usize).checked_mul(id_size.bytes());
-                let frames = n.and_then(|n| c.bytes(n).ok()).ok_or(Error::Truncated {
-                    offset: self.offset,
-                    what: "STACK_TRACE frame list",
-                })?;
-                Record::StackTrace {
-                    head,
-                    frames: IdList {
-                        bytes: frames,
-                        id_size,
-                    },
-                }
+                let frames = n
+                    .and_then(|n| c.bytes(n).ok())
+                    .ok_or(Error::Truncated { offset: self.offset, what: "STACK_TRACE frame list" })?;
+                Record::StackTrace { head, frames: IdList { bytes: frames, id_size } }
             }
-            tag::HEAP_DUMP | tag::HEAP_DUMP_SEGMENT => Record::HeapDump {
-                body: self.body,
-                offset: self.body_offset(),
-            },
+            tag::HEAP_DUMP | tag::HEAP_DUMP_SEGMENT => Record::HeapDump { body: self.body, offset: self.body_offset() },
             tag::HEAP_DUMP_END => Record::HeapDumpEnd,
             other => Record::Other(other),
         })
@@ -158,11 +139,7 @@ pub struct Records<'a> {
 impl<'a> Records<'a> {
     /// Iterates the records of `data` (the whole file), starting at `start` (the header's length).
     pub fn new(data: &'a [u8], start: usize) -> Self {
-        Records {
-            data,
-            pos: start.min(data.len()),
-            done: false,
-        }
+        Records { data, pos: start.min(data.len()), done: false }
     }
 }
 
@@ -177,10 +154,7 @@ impl<'a> Iterator for Records<'a> {
         let mut c = Cursor::new(&self.data[self.pos..], offset, IdSize::Eight);
         let Ok(head) = RecordHead::read(&mut c) else {
             self.done = true;
-            return Some(Err(Error::Truncated {
-                offset,
-                what: "record header",
-            }));
+            return Some(Err(Error::Truncated { offset, what: "record header" }));
         };
         let body_start = self.pos + 9;
         let avail = self.data.len() - body_start;

@@ -3,8 +3,8 @@
 use crate::cursor::{Cursor, IdSize, Short};
 use crate::error::{Error, Result};
 use crate::layout::{
-    ClassDumpHead, HeapDumpInfo, InstanceHead, ObjArrayHead, PrimArrayHead, RootFrame, RootId,
-    RootJniGlobal, RootThread, RootThreadObject,
+    ClassDumpHead, HeapDumpInfo, InstanceHead, ObjArrayHead, PrimArrayHead, RootFrame, RootId, RootJniGlobal,
+    RootThread, RootThreadObject,
 };
 use crate::record::IdList;
 use crate::types::{sub, BasicType, RootKind};
@@ -47,23 +47,11 @@ const ROOTS: [(u8, RootKind, Shape); 16] = [
     (sub::ROOT_STICKY_CLASS, RootKind::StickyClass, Shape::Id),
     (sub::ROOT_THREAD_BLOCK, RootKind::ThreadBlock, Shape::Thread),
     (sub::ROOT_MONITOR_USED, RootKind::MonitorUsed, Shape::Id),
-    (
-        sub::ROOT_THREAD_OBJECT,
-        RootKind::ThreadObject,
-        Shape::ThreadObject,
-    ),
-    (
-        sub::ROOT_INTERNED_STRING,
-        RootKind::InternedString,
-        Shape::Id,
-    ),
+    (sub::ROOT_THREAD_OBJECT, RootKind::ThreadObject, Shape::ThreadObject),
+    (sub::ROOT_INTERNED_STRING, RootKind::InternedString, Shape::Id),
     (sub::ROOT_FINALIZING, RootKind::Finalizing, Shape::Id),
     (sub::ROOT_DEBUGGER, RootKind::Debugger, Shape::Id),
-    (
-        sub::ROOT_REFERENCE_CLEANUP,
-        RootKind::ReferenceCleanup,
-        Shape::Id,
-    ),
+    (sub::ROOT_REFERENCE_CLEANUP, RootKind::ReferenceCleanup, Shape::Id),
     (sub::ROOT_VM_INTERNAL, RootKind::VmInternal, Shape::Id),
     (sub::ROOT_JNI_MONITOR, RootKind::JniMonitor, Shape::Frame),
     (sub::ROOT_UNREACHABLE, RootKind::Unreachable, Shape::Id),
@@ -75,14 +63,7 @@ fn root_shape(tag: u8) -> Option<(RootKind, Shape)> {
 
 impl Root {
     fn read(kind: RootKind, shape: Shape, c: &mut Cursor<'_>) -> std::result::Result<Root, Short> {
-        let mut r = Root {
-            kind,
-            object_id: 0,
-            thread_serial: None,
-            frame: None,
-            stack_serial: None,
-            ref_id: None,
-        };
+        let mut r = Root { kind, object_id: 0, thread_serial: None, frame: None, stack_serial: None, ref_id: None };
         match shape {
             Shape::Id => r.object_id = RootId::read(c)?.object_id,
             Shape::JniGlobal => {
@@ -91,8 +72,7 @@ impl Root {
             }
             Shape::Frame => {
                 let f = RootFrame::read(c)?;
-                (r.object_id, r.thread_serial, r.frame) =
-                    (f.object_id, Some(f.thread_serial), Some(f.frame));
+                (r.object_id, r.thread_serial, r.frame) = (f.object_id, Some(f.thread_serial), Some(f.frame));
             }
             Shape::Thread => {
                 let t = RootThread::read(c)?;
@@ -111,35 +91,16 @@ impl Root {
     pub fn write(&self, w: &mut Writer) {
         let (tag, _, shape) = *ROOTS.iter().find(|r| r.1 == self.kind).unwrap_or(&ROOTS[0]);
         w.u1(tag);
-        let (id, ts, fr) = (
-            self.object_id,
-            self.thread_serial.unwrap_or(0),
-            self.frame.unwrap_or(u32::MAX),
-        );
+        let (id, ts, fr) = (self.object_id, self.thread_serial.unwrap_or(0), self.frame.unwrap_or(u32::MAX));
         match shape {
             Shape::Id => RootId { object_id: id }.write(w),
-            Shape::JniGlobal => RootJniGlobal {
-                object_id: id,
-                ref_id: self.ref_id.unwrap_or(0),
+            Shape::JniGlobal => RootJniGlobal { object_id: id, ref_id: self.ref_id.unwrap_or(0) }.write(w),
+            Shape::Frame => RootFrame { object_id: id, thread_serial: ts, frame: fr }.write(w),
+            Shape::Thread => RootThread { object_id: id, thread_serial: ts }.write(w),
+            Shape::ThreadObject => {
+                RootThreadObject { object_id: id, thread_serial: ts, stack_serial: self.stack_serial.unwrap_or(0) }
+                    .write(w)
             }
-            .write(w),
-            Shape::Frame => RootFrame {
-                object_id: id,
-                thread_serial: ts,
-                frame: fr,
-            }
-            .write(w),
-            Shape::Thread => RootThread {
-                object_id: id,
-                thread_serial: ts,
-            }
-            .write(w),
-            Shape::ThreadObject => RootThreadObject {
-                object_id: id,
-                thread_serial: ts,
-                stack_serial: self.stack_serial.unwrap_or(0),
-            }
-            .write(w),
         }
     }
 }
@@ -230,10 +191,7 @@ fn read_type(c: &mut Cursor<'_>, what: &'static str) -> Result<BasicType> {
 
 impl ClassDump {
     fn read(c: &mut Cursor<'_>, start: u64) -> Result<ClassDump> {
-        let t = |_| Error::Truncated {
-            offset: start,
-            what: "CLASS_DUMP",
-        };
+        let t = |_| Error::Truncated { offset: start, what: "CLASS_DUMP" };
         let head = ClassDumpHead::read(c).map_err(t)?;
         let mut constants = Vec::new();
         for _ in 0..c.u2().map_err(t)? {
@@ -245,25 +203,14 @@ impl ClassDump {
         for _ in 0..c.u2().map_err(t)? {
             let name_id = c.id().map_err(t)?;
             let ty = read_type(c, "CLASS_DUMP static field")?;
-            statics.push(StaticField {
-                name_id,
-                value: Value::read(c, ty).map_err(t)?,
-            });
+            statics.push(StaticField { name_id, value: Value::read(c, ty).map_err(t)? });
         }
         let mut fields = Vec::new();
         for _ in 0..c.u2().map_err(t)? {
             let name_id = c.id().map_err(t)?;
-            fields.push(FieldDecl {
-                name_id,
-                ty: read_type(c, "CLASS_DUMP instance field")?,
-            });
+            fields.push(FieldDecl { name_id, ty: read_type(c, "CLASS_DUMP instance field")? });
         }
-        Ok(ClassDump {
-            head,
-            constants,
-            statics,
-            fields,
-        })
+        Ok(ClassDump { head, constants, statics, fields })
     }
 
     fn write(&self, w: &mut Writer) {
@@ -325,44 +272,25 @@ impl<'a> SubRecord<'a> {
     /// Reads the sub-record at the cursor; `Err` carries the sub-record's offset.
     pub fn read(c: &mut Cursor<'a>) -> Result<SubRecord<'a>> {
         let start = c.offset();
-        let t = |what| {
-            move |_| Error::Truncated {
-                offset: start,
-                what,
-            }
-        };
+        let t = |what| move |_| Error::Truncated { offset: start, what };
         let tag = c.u1().map_err(t("heap dump sub-record"))?;
         Ok(match tag {
             sub::INSTANCE_DUMP => {
                 let head = InstanceHead::read(c).map_err(t("INSTANCE_DUMP"))?;
-                let values = c
-                    .bytes(head.length as usize)
-                    .map_err(t("INSTANCE_DUMP field values"))?;
+                let values = c.bytes(head.length as usize).map_err(t("INSTANCE_DUMP field values"))?;
                 SubRecord::Instance { head, values }
             }
             sub::OBJ_ARRAY_DUMP => {
                 let head = ObjArrayHead::read(c).map_err(t("OBJECT_ARRAY_DUMP"))?;
-                let n = (head.length as usize)
-                    .checked_mul(c.id_size().bytes())
-                    .unwrap_or(usize::MAX);
+                let n = (head.length as usize).saturating_mul(c.id_size().bytes());
                 let bytes = c.bytes(n).map_err(t("OBJECT_ARRAY_DUMP elements"))?;
-                SubRecord::ObjArray {
-                    head,
-                    elements: IdList {
-                        bytes,
-                        id_size: c.id_size(),
-                    },
-                }
+                SubRecord::ObjArray { head, elements: IdList { bytes, id_size: c.id_size() } }
             }
             sub::PRIM_ARRAY_DUMP | sub::PRIM_ARRAY_NODATA => {
                 let head = PrimArrayHead::read(c).map_err(t("PRIMITIVE_ARRAY_DUMP"))?;
                 let elem = match BasicType::from_code(head.elem_type) {
                     Some(BasicType::Object) | None => {
-                        return Err(Error::BadType {
-                            offset: start,
-                            code: head.elem_type,
-                            what: "primitive array",
-                        })
+                        return Err(Error::BadType { offset: start, code: head.elem_type, what: "primitive array" })
                     }
                     Some(e) => e,
                 };
@@ -375,13 +303,9 @@ impl<'a> SubRecord<'a> {
                 SubRecord::PrimArray { head, elem, data }
             }
             sub::CLASS_DUMP => SubRecord::Class(Box::new(ClassDump::read(c, start)?)),
-            sub::HEAP_DUMP_INFO => {
-                SubRecord::HeapDumpInfo(HeapDumpInfo::read(c).map_err(t("HEAP_DUMP_INFO"))?)
-            }
+            sub::HEAP_DUMP_INFO => SubRecord::HeapDumpInfo(HeapDumpInfo::read(c).map_err(t("HEAP_DUMP_INFO"))?),
             other => match root_shape(other) {
-                Some((kind, shape)) => {
-                    SubRecord::Root(Root::read(kind, shape, c).map_err(t("GC root"))?)
-                }
+                Some((kind, shape)) => SubRecord::Root(Root::read(kind, shape, c).map_err(t("GC root"))?),
                 None => return Err(Error::UnknownSubRecord { offset: start, tag }),
             },
         })
@@ -425,10 +349,7 @@ pub struct SubRecords<'a> {
 impl<'a> SubRecords<'a> {
     /// Sub-records of `body`, which starts at absolute offset `offset`.
     pub fn new(body: &'a [u8], offset: u64, id_size: IdSize) -> Self {
-        SubRecords {
-            cursor: Cursor::new(body, offset, id_size),
-            failed: false,
-        }
+        SubRecords { cursor: Cursor::new(body, offset, id_size), failed: false }
     }
 
     /// Absolute offset of the next sub-record.

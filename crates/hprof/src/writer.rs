@@ -13,10 +13,7 @@ pub struct Writer {
 impl Writer {
     /// An empty writer for identifiers of `id_size`.
     pub fn new(id_size: IdSize) -> Self {
-        Writer {
-            buf: Vec::new(),
-            id_size,
-        }
+        Writer { buf: Vec::new(), id_size }
     }
 
     /// Identifier width this writer emits.

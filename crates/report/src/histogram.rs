@@ -45,10 +45,7 @@ impl Histogram {
 
     /// A table for people.
     pub fn to_text(&self, opts: &HistogramText) -> String {
-        let shown = opts
-            .top
-            .unwrap_or(self.classes.len())
-            .min(self.classes.len());
+        let shown = opts.top.unwrap_or(self.classes.len()).min(self.classes.len());
         let rows = &self.classes[..shown];
         let iw = rows
             .iter()
@@ -64,17 +61,9 @@ impl Histogram {
             .unwrap_or(0)
             .max(thousands(self.total_shallow_bytes).len())
             .max(5);
-        let name = if opts.name_column.is_empty() {
-            "class"
-        } else {
-            &opts.name_column
-        };
+        let name = if opts.name_column.is_empty() { "class" } else { &opts.name_column };
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{:>5}  {:>iw$}  {:>bw$}  {:>6}  {name}",
-            "#", "instances", "bytes", "%"
-        );
+        let _ = writeln!(out, "{:>5}  {:>iw$}  {:>bw$}  {:>6}  {name}", "#", "instances", "bytes", "%");
         for (i, r) in rows.iter().enumerate() {
             let pct = percent(r.shallow_bytes, self.total_shallow_bytes);
             let _ = writeln!(
@@ -96,11 +85,8 @@ impl Histogram {
             human_bytes(self.total_shallow_bytes)
         );
         if shown < self.classes.len() {
-            let _ = writeln!(
-                out,
-                "{} more rows not shown; use --top N, or --top 0 for all.",
-                self.classes.len() - shown
-            );
+            let _ =
+                writeln!(out, "{} more rows not shown; use --top N, or --top 0 for all.", self.classes.len() - shown);
         }
         out
     }
@@ -121,11 +107,7 @@ mod tests {
     #[test]
     fn json_has_the_documented_shape() {
         let h = Histogram {
-            classes: vec![HistogramRow {
-                name: "int[]".into(),
-                instances: 3,
-                shallow_bytes: 72,
-            }],
+            classes: vec![HistogramRow { name: "int[]".into(), instances: 3, shallow_bytes: 72 }],
             total_instances: 3,
             total_shallow_bytes: 72,
         };

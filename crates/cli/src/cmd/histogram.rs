@@ -85,12 +85,6 @@ pub fn run(args: &HistogramArgs) -> anyhow::Result<Exit> {
         report::human_bytes(h.total_shallow_bytes),
         census.layout.describe()
     );
-    print!(
-        "{}",
-        h.to_text(&report::HistogramText {
-            name_column: name_column.into(),
-            top
-        })
-    );
+    print!("{}", h.to_text(&report::HistogramText { name_column: name_column.into(), top }));
     Ok(Exit::Success)
 }

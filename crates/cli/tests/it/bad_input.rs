@@ -1,0 +1,152 @@
+//! Bad input through the binary: one-line errors with offsets and exit code 2, or a result
+//! with a warning when most of the dump is readable.
+
+use hprof::RootKind;
+use testkit::{HeapBuilder, Ty};
+
+use crate::support::{leakscope, temp_dump};
+
+fn run(bytes: &[u8]) -> (i32, String, String) {
+    let (_d, p) = temp_dump(bytes);
+    let out = leakscope(&["histogram", "--json", p.to_str().unwrap()]);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn error_line(bytes: &[u8], needle: &str) {
+    let (code, stdout, stderr) = run(bytes);
+    assert_eq!(code, 2, "stderr: {stderr}");
+    assert!(stdout.is_empty());
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.starts_with("error: ") && stderr.contains(needle), "{stderr}");
+    assert!(stderr.contains("offset"), "offset missing: {stderr}");
+}
+
+fn big_sample() -> Vec<u8> {
+    let mut h = HeapBuilder::new();
+    let c = h.class("com.example.Item", None, &[("next", Ty::Object)]);
+    let mut prev = h.instance(c);
+    for _ in 0..2000 {
+        let n = h.instance(c);
+        h.set(n, "next", prev);
+        prev = n;
+    }
+    h.root(RootKind::JniGlobal, prev);
+    h.segment_bytes(4096);
+    h.build()
+}
+
+#[test]
+fn empty_file() {
+    error_line(b"", "empty or too short");
+}
+
+#[test]
+fn not_hprof() {
+    error_line(b"%PDF-1.7\n%some pdf that is long enough to pass the size test", "not an HPROF heap dump");
+}
+
+#[test]
+fn random_bytes() {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let bytes: Vec<u8> = (0..4096)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    error_line(&bytes, "not an HPROF heap dump");
+}
+
+#[test]
+fn header_only() {
+    let mut b = big_sample();
+    b.truncate(31);
+    error_line(&b, "no heap dump records");
+}
+
+#[test]
+fn truncated_tail_gives_result_and_warning() {
+    let full = big_sample();
+    let cut = &full[..full.len() * 9 / 10];
+    let (code, stdout, stderr) = run(cut);
+    assert_eq!(code, 0, "{stderr}");
+    let h: report::Histogram = serde_json::from_str(&stdout).unwrap();
+    let items = h.classes.iter().find(|r| r.name == "com.example.Item").unwrap().instances;
+    assert!(items > 1000 && items < 2001, "{items}");
+    assert!(stderr.contains("warning:") && stderr.contains("truncated") && stderr.contains("offset"), "{stderr}");
+}
+
+#[test]
+fn truncated_head_is_an_error() {
+    let full = big_sample();
+    let header = hprof::Header::parse(&full).unwrap();
+    let first_seg = hprof::Records::new(&full, header.len)
+        .filter_map(Result::ok)
+        .find(|r| r.tag == hprof::tag::HEAP_DUMP_SEGMENT)
+        .unwrap();
+    // Cut inside the first segment: almost nothing is readable.
+    error_line(&full[..first_seg.body_offset() as usize + 100], "not one object");
+}
+
+#[test]
+fn length_past_the_end() {
+    let mut b = big_sample();
+    let header = hprof::Header::parse(&b).unwrap();
+    let seg = hprof::Records::new(&b, header.len)
+        .filter_map(Result::ok)
+        .find(|r| r.tag == hprof::tag::HEAP_DUMP_SEGMENT)
+        .unwrap();
+    let at = seg.offset as usize + 5;
+    b[at..at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+    error_line(&b, "could not be read");
+}
+
+#[test]
+fn unknown_record_tag_is_skipped_with_a_warning() {
+    let mut b = big_sample();
+    let mut w = hprof::Writer::new(hprof::IdSize::Eight);
+    hprof::write_record(&mut w, 0x42, &[1, 2, 3]);
+    b.splice(31..31, w.buf);
+    let (code, _, stderr) = run(&b);
+    assert_eq!(code, 0);
+    assert!(stderr.contains("unknown tag") && stderr.contains("tag 0x42"), "{stderr}");
+}
+
+#[test]
+fn dangling_references_are_counted() {
+    let mut h = HeapBuilder::new();
+    let c = h.class("Holder", None, &[("ref", Ty::Object)]);
+    let o = h.instance(c);
+    h.set(o, "ref", testkit::ObjRef(0x4242_4240));
+    h.root(RootKind::JniGlobal, o);
+    // The histogram does not follow references: the count is the same as with a valid target.
+    let (code, stdout, _) = run(&h.build());
+    assert_eq!(code, 0);
+    assert!(stdout.contains("\"Holder\""));
+}
+
+#[test]
+fn missing_file_and_directory() {
+    let out = leakscope(&["histogram", "/nonexistent/x.hprof"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/x.hprof") && err.contains("No such file"), "{err}");
+    let out = leakscope(&["histogram", "/tmp"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory"));
+}
+
+#[test]
+fn bad_usage_is_exit_2() {
+    let out = leakscope(&["histogram", "--by", "weight", "x.hprof"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = leakscope(&["histogram", "--object-alignment", "12", "x.hprof"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("power of two"));
+}

@@ -1,0 +1,124 @@
+//! Real JVMs: compile and run a Java program, dump it with jcmd, and check that
+//! `leakscope histogram` equals `jcmd GC.class_histogram` of the same heap.
+
+use std::collections::BTreeMap;
+
+use crate::support::{leakscope, Jdk};
+
+type Counts = BTreeMap<String, (u64, u64)>;
+
+/// jcmd prints Java names already, except arrays in descriptor form (`[Ljava.lang.Object;`).
+fn jcmd_name(raw: &str) -> String {
+    if raw.starts_with('[') {
+        heap::names::java_name(raw.as_bytes())
+    } else {
+        raw.to_owned()
+    }
+}
+
+fn parse_jcmd(text: &str) -> Counts {
+    let mut out = Counts::new();
+    for line in text.lines() {
+        let mut it = line.split_whitespace();
+        let (Some(num), Some(n), Some(b), Some(name)) = (it.next(), it.next(), it.next(), it.next()) else { continue };
+        if !num.ends_with(':') {
+            continue;
+        }
+        let (Ok(n), Ok(b)) = (n.parse::<u64>(), b.parse::<u64>()) else { continue };
+        let e = out.entry(jcmd_name(name)).or_default();
+        (e.0, e.1) = (e.0 + n, e.1 + b);
+    }
+    out
+}
+
+fn parse_leakscope(json: &[u8]) -> Counts {
+    let h: report::Histogram = serde_json::from_slice(json).expect("histogram JSON");
+    let mut out = Counts::new();
+    for r in h.classes {
+        let e = out.entry(r.name).or_default();
+        (e.0, e.1) = (e.0 + r.instances, e.1 + r.shallow_bytes);
+    }
+    assert_eq!(out.values().map(|v| v.0).sum::<u64>(), h.total_instances);
+    out
+}
+
+/// Checks every class: the dump, taken between two jcmd histograms, must lie between them
+/// (the Cleaner and Reference Handler threads may free a few objects in between).
+fn compare(before: &Counts, dump: &Counts, after: &Counts) -> usize {
+    let names: std::collections::BTreeSet<&String> = before.keys().chain(dump.keys()).chain(after.keys()).collect();
+    let mut exact = 0;
+    let mut bad = Vec::new();
+    for name in names {
+        if name == "java.lang.Class" {
+            continue; // a dump holds classes as class records, not instances
+        }
+        let (a, d, b) = (
+            before.get(name).copied().unwrap_or_default(),
+            dump.get(name).copied().unwrap_or_default(),
+            after.get(name).copied().unwrap_or_default(),
+        );
+        let within = |x: u64, y: u64, z: u64| x.min(z) <= y && y <= x.max(z);
+        if !within(a.0, d.0, b.0) || !within(a.1, d.1, b.1) {
+            bad.push(format!("{name}: jcmd before {a:?}, dump {d:?}, jcmd after {b:?}"));
+        }
+        exact += usize::from(a == d && d == b);
+    }
+    assert!(bad.is_empty(), "classes that differ from jcmd:\n{}", bad.join("\n"));
+    exact
+}
+
+fn check_jdk(jdk: &Jdk, fillers_as_int_arrays: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    jdk.compile("Quiescent", dir.path());
+    let jvm = jdk.start(dir.path(), "Quiescent", &["-Xmx256m"]);
+    jvm.jcmd(&["VM.version"]); // starts the attach listener before anything is counted
+    let before = parse_jcmd(&jvm.jcmd(&["GC.class_histogram"]));
+    let dump_path = dir.path().join("q.hprof");
+    jvm.jcmd(&["GC.heap_dump", dump_path.to_str().unwrap()]);
+    let after = parse_jcmd(&jvm.jcmd(&["GC.class_histogram"]));
+    drop(jvm);
+
+    let out = leakscope(&["histogram", "--json", dump_path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dump = parse_leakscope(&out.stdout);
+
+    let fold_fillers = |mut c: Counts| {
+        if fillers_as_int_arrays {
+            if let Some(f) = c.remove("jdk.internal.vm.FillerElement[]") {
+                let e = c.entry("int[]".into()).or_default();
+                (e.0, e.1) = (e.0 + f.0, e.1 + f.1);
+            }
+        }
+        c
+    };
+    let exact = compare(&fold_fillers(before.clone()), &dump, &fold_fillers(after));
+    assert!(exact * 100 >= before.len() * 95, "only {exact} of {} classes exactly equal", before.len());
+    for name in [
+        "java.lang.invoke.MemberName",
+        "Quiescent$Node",
+        "Quiescent$Wide",
+        "java.lang.Thread",
+        "java.lang.String",
+        "java.util.HashMap$Node",
+        "long[][]",
+        "java.lang.Object[][]",
+    ] {
+        assert_eq!(dump.get(name), before.get(name), "{name}");
+        assert!(dump.contains_key(name), "{name} missing");
+    }
+    assert!(dump.keys().any(|k| k.starts_with("Quiescent$$Lambda") && k.contains("/0x")), "lambda classes missing");
+}
+
+#[test]
+fn histogram_equals_jcmd_on_jdk17() {
+    check_jdk(&Jdk::default_jdk(), false);
+}
+
+#[test]
+fn histogram_equals_jcmd_on_jdk25() {
+    match Jdk::jdk25() {
+        Some(jdk) => check_jdk(&jdk, true),
+        None if std::env::var_os("LEAKSCOPE_REQUIRE_JDK25").is_some() => panic!("JDK 25 required but not found"),
+        None => eprintln!("SKIPPED: JDK 25 not installed at /usr/lib/jvm/temurin-25-jdk-amd64"),
+    }
+}

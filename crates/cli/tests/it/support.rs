@@ -1,0 +1,108 @@
+//! Running the binary, and Java programs, from tests.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs `leakscope` with `args`.
+pub fn leakscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_leakscope")).args(args).output().expect("run leakscope")
+}
+
+/// Writes `bytes` to a temporary file and returns its path (kept alive by the returned dir).
+pub fn temp_dump(bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("heap.hprof");
+    std::fs::write(&path, bytes).unwrap();
+    (dir, path)
+}
+
+/// A JDK: where its `java`, `javac` and `jcmd` are.
+#[derive(Debug, Clone)]
+pub struct Jdk {
+    pub bin: PathBuf,
+}
+
+impl Jdk {
+    /// The JDK on PATH (JDK 17 on this project's machines), or JAVA_HOME's.
+    pub fn default_jdk() -> Jdk {
+        if let Ok(home) = std::env::var("JAVA_HOME") {
+            let bin = Path::new(&home).join("bin");
+            if bin.join("jcmd").exists() {
+                return Jdk { bin };
+            }
+        }
+        let out = Command::new("sh").args(["-c", "readlink -f \"$(command -v javac)\""]).output().expect("sh");
+        let javac = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        assert!(javac.exists(), "javac not found: the JVM tests need a JDK (see .ci/run)");
+        Jdk { bin: javac.parent().unwrap().to_owned() }
+    }
+
+    /// JDK 25 at its usual place, if installed.
+    pub fn jdk25() -> Option<Jdk> {
+        let bin = PathBuf::from("/usr/lib/jvm/temurin-25-jdk-amd64/bin");
+        bin.join("jcmd").exists().then_some(Jdk { bin })
+    }
+
+    pub fn tool(&self, name: &str) -> Command {
+        Command::new(self.bin.join(name))
+    }
+
+    /// Compiles `tests/java/NAME.java` into `dir` (with --release 17 so both JDKs run it).
+    pub fn compile(&self, name: &str, dir: &Path) {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java").join(format!("{name}.java"));
+        let status = self.tool("javac").args(["--release", "17", "-d"]).arg(dir).arg(&src).status().expect("javac");
+        assert!(status.success(), "javac failed on {}", src.display());
+    }
+
+    /// Starts `main` from `dir` and waits for it to print READY.
+    pub fn start(&self, dir: &Path, main: &str, jvm_args: &[&str]) -> Jvm {
+        let mut child = self
+            .tool("java")
+            .args(jvm_args)
+            .arg("-cp")
+            .arg(dir)
+            .arg(main)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("java");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            match lines.next() {
+                Some(Ok(l)) if l.trim() == "READY" => break,
+                Some(Ok(_)) => {}
+                _ => {
+                    let _ = child.kill();
+                    panic!("{main} exited before READY");
+                }
+            }
+            assert!(Instant::now() < deadline, "{main} never became READY");
+        }
+        Jvm { jdk: self.clone(), child }
+    }
+}
+
+/// A running Java program, killed on drop.
+pub struct Jvm {
+    jdk: Jdk,
+    child: Child,
+}
+
+impl Jvm {
+    /// Runs `jcmd PID ARGS...` and returns its stdout.
+    pub fn jcmd(&self, args: &[&str]) -> String {
+        let out = self.jdk.tool("jcmd").arg(self.child.id().to_string()).args(args).output().expect("jcmd");
+        assert!(out.status.success(), "jcmd {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Jvm {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
