@@ -1,5 +1,6 @@
 //! Questions about one heap. For now: what is in it ([`histogram`]), by class, package or
-//! type hierarchy, from a [`heap::Census`] (everything in the dump, as the JVM counts it).
+//! type hierarchy, from a [`heap::Census`] (everything in the dump, as the JVM counts it),
+//! and how much of it the GC roots reach ([`reachability`]).
 //!
 //! ```no_run
 //! let dump = heap::Dump::open(std::path::Path::new("app.hprof"))?;
@@ -10,5 +11,7 @@
 //! ```
 
 mod histogram;
+mod reachability;
 
-pub use histogram::{histogram, GroupBy};
+pub use histogram::{histogram, GroupBy, NO_PACKAGE};
+pub use reachability::{reachability, Reachability};

@@ -25,6 +25,8 @@ struct Cli {
 enum Command {
     /// Instances and JVM shallow bytes per class, package or type hierarchy.
     Histogram(cmd::histogram::HistogramArgs),
+    /// Summary of a dump: layout, objects, references, roots, reachable vs. unreachable.
+    Info(cmd::info::InfoArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -38,6 +40,7 @@ fn main() -> std::process::ExitCode {
     };
     let result = match &cli.command {
         Command::Histogram(a) => cmd::histogram::run(a),
+        Command::Info(a) => cmd::info::run(a),
     };
     match result {
         Ok(code) => code.into(),

@@ -79,7 +79,18 @@ impl Scan {
             })
             .collect();
         progress.finish();
-        parts.into_iter().fold(Scan::default(), Scan::merge)
+        // Objects are gathered once at their exact size: growing one vector by doubling
+        // would briefly hold twice the largest per-object array of the whole build.
+        let total = parts.iter().map(|p| p.objects.len()).sum();
+        let mut objects = Vec::with_capacity(total);
+        let mut merged = Scan::default();
+        for mut p in parts {
+            objects.append(&mut p.objects);
+            p.objects = Vec::new();
+            merged = merged.merge(p);
+        }
+        merged.objects = objects;
+        merged
     }
 
     fn segment(data: &[u8], seg: Segment, id_size: hprof::IdSize, keep: bool, cut_short: bool) -> Scan {
@@ -169,11 +180,6 @@ impl Scan {
         merge_lens(&mut self.obj_arrays, other.obj_arrays);
         merge_lens(&mut self.prim_arrays, other.prim_arrays);
         self.evidence.extend(other.evidence);
-        if self.objects.is_empty() {
-            self.objects = other.objects;
-        } else {
-            self.objects.extend(other.objects);
-        }
         self.warnings.merge(other.warnings);
         self.unread_bytes += other.unread_bytes;
         self.first_error = match (self.first_error, other.first_error) {

@@ -1,10 +1,12 @@
 //! The full heap model: dense objects sorted by address, CSR references, GC roots.
 //!
-//! Per object it keeps the address (8 bytes), class (4), shallow size in 8-byte units (4),
-//! the sub-record's file offset (5) and a CSR offset (5), plus 5 bytes per reference and one
-//! bit for "the first edge is a Reference's referent": 26 bytes per object and 5 per edge,
-//! with 40-bit indices, so heaps past 2^32 objects fit. Field names are not stored per edge:
-//! [`Snapshot::labeled_edges`] re-reads the object's record from the mapped file.
+//! Per object it keeps the class (4 bytes), shallow size in 8-byte units (4), the
+//! sub-record's file offset (5), a CSR offset (5), a share of the address index (about 1)
+//! and one bit for "the first edge is a Reference's referent": about 19 bytes per object,
+//! plus 5 bytes per reference, with 40-bit indices, so heaps past 2^32 objects fit.
+//! Addresses are not kept: each record holds its object's id right after its tag, so
+//! [`Snapshot::address`] reads it from the mapped file; field names are not kept per edge
+//! either: [`Snapshot::labeled_edges`] re-reads the object's record.
 
 use graph::{Csr, CsrBuilder, Packed40, Progress};
 use hprof::{BasicType, Cursor, SubRecord, Value};
@@ -118,12 +120,12 @@ pub struct Snapshot {
     dump: Dump,
     /// Classes, layout, per-class totals of everything in the dump, warnings.
     pub census: Census,
-    addrs: Vec<u64>,
     class: Vec<u32>,
     size8: Vec<u32>,
     offsets: Packed40,
     edges: Csr,
     referent_first: Vec<u64>,
+    mirrors: Vec<(ObjIdx, ClassIdx)>,
     /// GC roots, as the dump declares them.
     pub roots: Vec<Root>,
     /// Threads that hold roots or appear in root records.
@@ -159,6 +161,9 @@ impl Snapshot {
         objects.dedup_by_key(|o| o.0);
         census.warnings.add(WarningKind::DuplicateId, (before - objects.len()) as u64, None, || "objects".into());
         let addrs: Vec<u64> = objects.iter().map(|o| o.0).collect();
+        let mut offsets = Packed40::with_capacity(objects.len());
+        objects.iter().for_each(|o| offsets.push(o.1));
+        drop(objects);
         let addr_index = AddrIndex::new(&addrs);
         let prims = primitive_classes(&census.classes);
         let ctx = Ctx {
@@ -166,22 +171,26 @@ impl Snapshot {
             id_size: ix.header.id_size,
             census: &census,
             addrs: &addrs,
+            offsets: &offsets,
             index: &addr_index,
             prims,
             class_class,
         };
-        progress.start("indexing references", objects.len() as u64);
-        let blocks: Vec<Block> = objects
-            .par_chunks(CHUNK)
-            .map(|chunk| {
-                let b = ctx.block(chunk);
-                progress.advance(chunk.len() as u64);
+        let n = addrs.len();
+        progress.start("indexing references", n as u64);
+        let blocks: Vec<Block> = (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|k| {
+                let range = k * CHUNK..((k + 1) * CHUNK).min(n);
+                let b = ctx.block(range.clone());
+                release_block(&dump, &offsets, range.clone());
+                progress.advance(range.len() as u64);
                 b
             })
             .collect();
         progress.finish();
-        let mut snap = Snapshot::assemble(dump.clone(), census, addrs, addr_index, &objects, blocks);
-        drop(objects);
+        drop(addrs);
+        let mut snap = Snapshot::assemble(dump.clone(), census, addr_index, offsets, blocks);
         snap.add_roots(&ix, std::mem::take(&mut scan.roots));
         Ok(snap)
     }
@@ -189,18 +198,22 @@ impl Snapshot {
     fn assemble(
         dump: Dump,
         mut census: Census,
-        addrs: Vec<u64>,
         addr_index: AddrIndex,
-        objects: &[(u64, u64)],
+        offsets: Packed40,
         blocks: Vec<Block>,
     ) -> Snapshot {
-        let n = addrs.len();
+        let n = offsets.len();
         let (mut class, mut size8) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let mut offsets = Packed40::with_capacity(n);
         let mut referent_first = vec![0u64; n.div_ceil(64)];
         let mut csr = CsrBuilder::new();
+        let mut mirrors = Vec::new();
         let mut base = 0usize;
         for b in blocks {
+            for (i, id) in b.mirrors {
+                if let Some(c) = census.classes.by_id(id) {
+                    mirrors.push((ObjIdx((base + i as usize) as u64), c));
+                }
+            }
             class.extend_from_slice(&b.class);
             size8.extend_from_slice(&b.size8);
             for i in b.referent_first {
@@ -211,18 +224,15 @@ impl Snapshot {
             census.warnings.merge(b.warnings);
             base += b.class.len();
         }
-        for o in objects {
-            offsets.push(o.1);
-        }
         Snapshot {
             dump,
             census,
-            addrs,
             class,
             size8,
             offsets,
             edges: csr.finish(),
             referent_first,
+            mirrors,
             roots: Vec::new(),
             threads: Vec::new(),
             addr_index,
@@ -261,7 +271,7 @@ impl Snapshot {
 
     /// Number of objects (class mirrors included).
     pub fn object_count(&self) -> u64 {
-        self.addrs.len() as u64
+        self.class.len() as u64
     }
 
     /// Number of references.
@@ -271,12 +281,14 @@ impl Snapshot {
 
     /// The object at address `id`.
     pub fn find(&self, id: u64) -> Option<ObjIdx> {
-        self.addr_index.find(&self.addrs, id).map(|i| ObjIdx(i as u64))
+        self.addr_index.find(|i| self.address(ObjIdx(i as u64)), id).map(|i| ObjIdx(i as u64))
     }
 
-    /// The object's address (its id in the dump).
+    /// The object's address (its id in the dump), read from its record: every object
+    /// sub-record starts with a tag byte and then the id.
     pub fn address(&self, o: ObjIdx) -> u64 {
-        self.addrs[o.index()]
+        let at = self.offsets.get(o.index()) as usize + 1;
+        hprof::id_in(self.dump.data(), at, self.census.header.id_size)
     }
 
     /// The object's class (`java.lang.Class` for class mirrors).
@@ -338,22 +350,27 @@ impl Snapshot {
 
     /// The class a mirror object stands for, if `o` is a class mirror.
     pub fn mirror_class(&self, o: ObjIdx) -> Option<ClassIdx> {
-        self.census.classes.by_id(self.address(o)).filter(|c| self.census.classes.get(*c).dump_offset.is_some())
+        self.mirrors.binary_search_by_key(&o, |m| m.0).ok().map(|i| self.mirrors[i].1)
+    }
+
+    /// Every class mirror object with the class it stands for, in object order.
+    pub fn mirrors(&self) -> &[(ObjIdx, ClassIdx)] {
+        &self.mirrors
     }
 
     /// All objects in address order.
     pub fn objects(&self) -> impl ExactSizeIterator<Item = ObjIdx> {
-        (0..self.addrs.len()).map(|i| ObjIdx(i as u64))
+        (0..self.class.len()).map(|i| ObjIdx(i as u64))
     }
 
     /// Approximate heap bytes this snapshot keeps per object, for the README's footprint figure.
     pub fn heap_bytes(&self) -> usize {
-        self.addrs.capacity() * 8
-            + self.class.capacity() * 4
+        self.class.capacity() * 4
             + self.size8.capacity() * 4
             + self.offsets.heap_bytes()
             + self.edges.heap_bytes()
             + self.referent_first.capacity() * 8
+            + self.mirrors.capacity() * 16
             + self.addr_index.heap_bytes()
     }
 }
@@ -365,6 +382,8 @@ struct Block {
     counts: Vec<u32>,
     targets: Packed40,
     referent_first: Vec<u32>,
+    /// Class mirrors in this block: position and class id.
+    mirrors: Vec<(u32, u64)>,
     warnings: crate::warnings::Warnings,
 }
 
@@ -373,23 +392,26 @@ struct Ctx<'a> {
     id_size: hprof::IdSize,
     census: &'a Census,
     addrs: &'a [u64],
+    offsets: &'a Packed40,
     index: &'a AddrIndex,
     prims: [Option<ClassIdx>; 8],
     class_class: Option<ClassIdx>,
 }
 
 impl Ctx<'_> {
-    fn block(&self, chunk: &[(u64, u64)]) -> Block {
+    fn block(&self, range: std::ops::Range<usize>) -> Block {
+        let len = range.len();
         let mut b = Block {
-            class: Vec::with_capacity(chunk.len()),
-            size8: Vec::with_capacity(chunk.len()),
-            counts: Vec::with_capacity(chunk.len()),
+            class: Vec::with_capacity(len),
+            size8: Vec::with_capacity(len),
+            counts: Vec::with_capacity(len),
             targets: Packed40::new(),
             referent_first: Vec::new(),
+            mirrors: Vec::new(),
             warnings: Default::default(),
         };
         let classes = &self.census.classes;
-        for (i, &(_, off)) in chunk.iter().enumerate() {
+        for (i, off) in range.map(|o| self.offsets.get(o)).enumerate() {
             let Some(rec) = read_at(self.data, off, self.id_size) else {
                 b.class.push(0);
                 b.size8.push(0);
@@ -397,13 +419,16 @@ impl Ctx<'_> {
                 continue;
             };
             let (class, bytes) = self.class_and_size(&rec);
+            if let SubRecord::Class(d) = &rec {
+                b.mirrors.push((i as u32, d.head.class_id));
+            }
             b.class.push(class.0);
             b.size8.push(u32::try_from(bytes / 8).unwrap_or(u32::MAX));
             let before = b.targets.len();
             let mut first = true;
             let referent = classes.get(class).referent_slot;
             for_each_ref(&rec, classes, self.id_size, |label, id| {
-                match self.index.find(self.addrs, id) {
+                match self.index.find(|i| self.addrs[i], id) {
                     Some(t) => {
                         let is_referent = matches!(label, EdgeLabel::Field { .. })
                             && first
@@ -473,6 +498,13 @@ fn primitive_classes(classes: &ClassTable) -> [Option<ClassIdx>; 8] {
         out[i] = classes.iter().find(|(_, c)| c.kind == ClassKind::PrimitiveArray(*t)).map(|(i, _)| i);
     }
     out
+}
+
+/// Releases the file pages a finished chunk of the edge pass read.
+fn release_block(dump: &Dump, offsets: &Packed40, range: std::ops::Range<usize>) {
+    let lo = range.clone().map(|o| offsets.get(o)).min().unwrap_or(0);
+    let hi = range.map(|o| offsets.get(o)).max().unwrap_or(0);
+    dump.release(lo, (hi - lo) as usize);
 }
 
 /// Reads the sub-record at absolute offset `off`.
@@ -580,11 +612,20 @@ impl AddrIndex {
         AddrIndex { min, shift, starts }
     }
 
-    fn find(&self, sorted: &[u64], id: u64) -> Option<usize> {
+    /// Finds `id` among the sorted addresses, `addr(i)` giving the i-th.
+    #[inline]
+    fn find(&self, addr: impl Fn(usize) -> u64, id: u64) -> Option<usize> {
         let b = (id.checked_sub(self.min)? >> self.shift) as usize;
-        let lo = *self.starts.get(b)? as usize;
-        let hi = *self.starts.get(b + 1)? as usize;
-        sorted[lo..hi].binary_search(&id).ok().map(|i| lo + i)
+        let (mut lo, mut hi) = (*self.starts.get(b)? as usize, *self.starts.get(b + 1)? as usize);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match addr(mid).cmp(&id) {
+                std::cmp::Ordering::Equal => return Some(mid),
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+            }
+        }
+        None
     }
 
     fn heap_bytes(&self) -> usize {
@@ -604,7 +645,7 @@ mod tests {
             addrs.dedup();
             let ix = AddrIndex::new(&addrs);
             for p in probes.iter().chain(addrs.iter()) {
-                prop_assert_eq!(ix.find(&addrs, *p), addrs.binary_search(p).ok());
+                prop_assert_eq!(ix.find(|i| addrs[i], *p), addrs.binary_search(p).ok());
             }
         }
     }

@@ -9,7 +9,9 @@
 //! ```
 
 mod histogram;
+mod info;
 mod text;
 
 pub use histogram::{Histogram, HistogramRow, HistogramText};
+pub use info::{DumpInfo, RootCount};
 pub use text::{human_bytes, thousands};

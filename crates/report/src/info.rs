@@ -1,0 +1,97 @@
+//! The `info` report: what a dump holds, how much of it is reachable, and what the
+//! snapshot costs in memory.
+
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use crate::text::{human_bytes, thousands};
+
+/// Roots of one kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RootCount {
+    /// Root kind (`java frame`, `system class`, ...).
+    pub kind: String,
+    /// How many.
+    pub count: u64,
+}
+
+/// A summary of one dump.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DumpInfo {
+    /// The file.
+    pub file: String,
+    /// `JAVA PROFILE 1.0.2`.
+    pub format: String,
+    /// Identifier size in bytes.
+    pub id_size: u32,
+    /// When the dump was written, in ms since the epoch.
+    pub timestamp_ms: u64,
+    /// Object layout used for sizes.
+    pub layout: String,
+    /// Classes defined.
+    pub classes: u64,
+    /// Objects in the dump (class mirrors included).
+    pub objects: u64,
+    /// Their shallow bytes.
+    pub shallow_bytes: u64,
+    /// References between objects.
+    pub references: u64,
+    /// GC roots per kind.
+    pub roots: Vec<RootCount>,
+    /// Threads with stacks.
+    pub threads: u64,
+    /// Objects reachable from the GC roots and loaded classes.
+    pub reachable_objects: u64,
+    /// Their shallow bytes.
+    pub reachable_bytes: u64,
+    /// Objects nothing in the dump reaches (garbage, heap fillers, objects only the VM holds).
+    pub unreachable_objects: u64,
+    /// Their shallow bytes.
+    pub unreachable_bytes: u64,
+    /// Memory the in-memory snapshot takes.
+    pub snapshot_bytes: u64,
+    /// Warnings, one line each (text output prints them on stderr instead).
+    pub warnings: Vec<String>,
+}
+
+impl DumpInfo {
+    /// A summary for people.
+    pub fn to_text(&self) -> String {
+        let mut o = String::new();
+        let per = |b: u64| if self.objects == 0 { 0.0 } else { b as f64 / self.objects as f64 };
+        let _ = writeln!(o, "file        {}", self.file);
+        let _ = writeln!(o, "format      {}, {}-byte ids, layout: {}", self.format, self.id_size, self.layout);
+        let _ = writeln!(
+            o,
+            "objects     {} in {} classes, {} ({} bytes)",
+            thousands(self.objects),
+            thousands(self.classes),
+            human_bytes(self.shallow_bytes),
+            thousands(self.shallow_bytes)
+        );
+        let _ = writeln!(o, "references  {} ({:.2} per object)", thousands(self.references), per(self.references));
+        let _ = writeln!(
+            o,
+            "reachable   {} objects, {} from GC roots and loaded classes",
+            thousands(self.reachable_objects),
+            human_bytes(self.reachable_bytes)
+        );
+        let _ = writeln!(
+            o,
+            "unreachable {} objects, {} (garbage, heap fillers, or held only inside the VM)",
+            thousands(self.unreachable_objects),
+            human_bytes(self.unreachable_bytes)
+        );
+        let roots: Vec<String> = self.roots.iter().map(|r| format!("{} {}", thousands(r.count), r.kind)).collect();
+        let _ = writeln!(o, "roots       {}", roots.join(", "));
+        let _ = writeln!(o, "threads     {}", self.threads);
+        let _ = writeln!(
+            o,
+            "snapshot    {} in memory, {:.1} bytes per object",
+            human_bytes(self.snapshot_bytes),
+            per(self.snapshot_bytes)
+        );
+        o
+    }
+}
