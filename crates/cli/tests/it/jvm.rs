@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use crate::support::{leakscope, Jdk};
 
-type Counts = BTreeMap<String, (u64, u64)>;
+/// Instances and bytes per class name.
+pub type Counts = BTreeMap<String, (u64, u64)>;
 
 /// jcmd prints Java names already, except arrays in descriptor form (`[Ljava.lang.Object;`).
 fn jcmd_name(raw: &str) -> String {
@@ -16,7 +17,7 @@ fn jcmd_name(raw: &str) -> String {
     }
 }
 
-fn parse_jcmd(text: &str) -> Counts {
+pub fn parse_jcmd(text: &str) -> Counts {
     let mut out = Counts::new();
     for line in text.lines() {
         let mut it = line.split_whitespace();
@@ -31,7 +32,7 @@ fn parse_jcmd(text: &str) -> Counts {
     out
 }
 
-fn parse_leakscope(json: &[u8]) -> Counts {
+pub fn parse_leakscope(json: &[u8]) -> Counts {
     let h: report::Histogram = serde_json::from_slice(json).expect("histogram JSON");
     let mut out = Counts::new();
     for r in h.classes {

@@ -1,6 +1,7 @@
 //! Integration tests of the `leakscope` binary, one module per area.
 
 mod bad_input;
+mod fixture;
 mod histogram;
 mod jvm;
 mod support;
