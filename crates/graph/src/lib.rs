@@ -16,9 +16,11 @@
 //! ```
 
 mod csr;
+mod dominators;
 mod packed;
 mod progress;
 
 pub use csr::{Csr, CsrBuilder};
+pub use dominators::{dominators, Dominators, Graph};
 pub use packed::Packed40;
 pub use progress::{NoProgress, Progress};

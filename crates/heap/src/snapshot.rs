@@ -353,6 +353,21 @@ impl Snapshot {
         self.mirrors.binary_search_by_key(&o, |m| m.0).ok().map(|i| self.mirrors[i].1)
     }
 
+    /// Every non-null static reference field: the class, the field's index in
+    /// [`crate::Class::statics`], and the object it holds. Loaded classes are alive, so these
+    /// are the "static field" roots of the heap (class + field), reached through the mirror.
+    pub fn static_refs(&self) -> Vec<(ClassIdx, u16, ObjIdx)> {
+        let mut out = Vec::new();
+        for &(mirror, class) in &self.mirrors {
+            for (label, edge) in self.labeled_edges(mirror) {
+                if let EdgeLabel::Static(i) = label {
+                    out.push((class, i, edge.target));
+                }
+            }
+        }
+        out
+    }
+
     /// Every class mirror object with the class it stands for, in object order.
     pub fn mirrors(&self) -> &[(ObjIdx, ClassIdx)] {
         &self.mirrors

@@ -128,6 +128,9 @@ fn snapshot_edges_labels_and_referent_strength() {
     assert_eq!(s.mirror_class(mirror).map(|c| s.classes().get(c).name.as_str()), Some("com.example.Holder"));
     let statics: Vec<String> = s.labeled_edges(mirror).iter().map(|(l, _)| s.label_name(mirror, *l)).collect();
     assert_eq!(statics, vec!["static cache", "<super>"]);
+    let holder_idx = s.classes().find("com.example.Holder").unwrap();
+    assert_eq!(s.static_refs(), vec![(holder_idx, 0, a_idx)]);
+    assert_eq!(s.classes().get(holder_idx).statics[0].name, "cache");
     assert_eq!(s.roots.len(), 1);
     assert_eq!(s.roots[0].object, mirror);
 }
@@ -207,4 +210,23 @@ fn repeated_load_class_records_keep_the_first_name() {
     let c = census(bytes);
     assert_eq!(totals(&c, "First"), (1, 16));
     assert!(c.classes.find("Second").is_none());
+}
+
+#[test]
+fn unsegmented_dumps_and_other_versions_read() {
+    for version in [hprof::Version::V101, hprof::Version::V102, hprof::Version::V103] {
+        let mut h = HeapBuilder::new();
+        let c = h.class("com.example.Old", None, &[("x", Ty::Long)]);
+        for _ in 0..5 {
+            h.instance(c);
+        }
+        h.version(version).unsegmented();
+        let bytes = h.build();
+        let census = census(bytes.clone());
+        assert_eq!(census.header.version, version);
+        assert_eq!(totals(&census, "com.example.Old"), (5, 5 * 24));
+        // One HEAP DUMP record needs no HEAP DUMP END: not a truncation.
+        assert!(census.warnings.is_empty(), "{:?}", census.warnings);
+        assert_eq!(snapshot(bytes).object_count(), 5 + 2);
+    }
 }

@@ -62,6 +62,8 @@ pub struct HeapBuilder {
     next_addr: u64,
     next_class_id: u64,
     segment_bytes: usize,
+    version: Version,
+    unsegmented: bool,
 }
 
 impl Default for HeapBuilder {
@@ -93,6 +95,8 @@ impl HeapBuilder {
             next_addr: HEAP_BASE,
             next_class_id: 0x0800_0000,
             segment_bytes: 1 << 20,
+            version: Version::V102,
+            unsegmented: false,
         };
         h.class_jvm("java/lang/Object", None, &[]);
         h
@@ -101,6 +105,18 @@ impl HeapBuilder {
     /// Splits the heap dump into segments of about `bytes` each (default 1 MiB).
     pub fn segment_bytes(&mut self, bytes: usize) -> &mut Self {
         self.segment_bytes = bytes.max(1);
+        self
+    }
+
+    /// Writes the header of another HPROF version (1.0.1 and 1.0.3 dumps exist in the wild).
+    pub fn version(&mut self, v: Version) -> &mut Self {
+        self.version = v;
+        self
+    }
+
+    /// Writes one unsegmented HEAP DUMP (0x0C) record instead of segments, as old JDKs did.
+    pub fn unsegmented(&mut self) -> &mut Self {
+        self.unsegmented = true;
         self
     }
 
@@ -346,7 +362,7 @@ impl HeapBuilder {
             }
         }
         let mut w = Writer::new(me.id_size);
-        Header { version: Version::V102, id_size: me.id_size, timestamp_ms: 1_700_000_000_000, len: 31 }.write(&mut w);
+        Header { version: me.version, id_size: me.id_size, timestamp_ms: 1_700_000_000_000, len: 31 }.write(&mut w);
         for (i, s) in me.strings.iter().enumerate() {
             let mut body = Writer::new(me.id_size);
             body.id(0x6000_0000 + i as u64 * 8);
@@ -391,6 +407,11 @@ impl HeapBuilder {
         let mut seg = Writer::new(self.id_size);
         for s in &subs {
             s.write(&mut seg);
+        }
+        if self.unsegmented {
+            bodies.iter().for_each(|b| seg.bytes(b));
+            hprof::write_record(w, tag::HEAP_DUMP, &seg.buf);
+            return;
         }
         for b in bodies {
             if seg.buf.len() + b.len() > self.segment_bytes && !seg.buf.is_empty() {
