@@ -10,8 +10,14 @@
 //! # Ok::<(), heap::Error>(())
 //! ```
 
+mod closures;
 mod histogram;
 mod reachability;
+mod retention;
+mod selector;
 
+pub use closures::{Closures, GroupSizes};
 pub use histogram::{histogram, GroupBy, NO_PACKAGE};
 pub use reachability::{reachability, Reachability};
+pub use retention::{closure, retention_roots, strong_closure, ObjSet, Retention, StrongGraph};
+pub use selector::{SelectError, Selector};

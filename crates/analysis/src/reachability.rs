@@ -2,6 +2,8 @@
 //! (the JVM has not cleared them: they are live until a collection decides otherwise).
 
 use heap::{ObjIdx, Snapshot};
+
+use crate::retention::closure;
 use serde::Serialize;
 
 /// Objects and bytes reachable from the roots, and the rest.
@@ -18,38 +20,20 @@ pub struct Reachability {
 }
 
 /// Marks everything reachable from the dump's GC roots and from every class the dump holds
-/// (a class in a dump is loaded, so its statics are live), iteratively.
+/// (a class in a dump is loaded, so its statics are live), following every reference.
 pub fn reachability(s: &Snapshot) -> Reachability {
-    let n = s.object_count() as usize;
-    let mut seen = vec![0u64; n.div_ceil(64)];
-    let mut stack: Vec<ObjIdx> = Vec::new();
-    let mirrors = s.mirrors().iter().map(|m| m.0);
-    for o in s.roots.iter().map(|r| r.object).chain(mirrors) {
-        push(&mut seen, &mut stack, o);
-    }
-    while let Some(o) = stack.pop() {
-        for e in s.edges(o) {
-            push(&mut seen, &mut stack, e.target);
-        }
-    }
+    let start: Vec<ObjIdx> = s.roots.iter().map(|r| r.object).chain(s.mirrors().iter().map(|m| m.0)).collect();
+    let seen = closure(s, &start, None, true);
     let mut r = Reachability::default();
     for o in s.objects() {
         let bytes = s.shallow_bytes(o);
-        if seen[o.index() / 64] >> (o.index() % 64) & 1 == 1 {
+        if seen.contains(o) {
             (r.reachable_objects, r.reachable_bytes) = (r.reachable_objects + 1, r.reachable_bytes + bytes);
         } else {
             (r.unreachable_objects, r.unreachable_bytes) = (r.unreachable_objects + 1, r.unreachable_bytes + bytes);
         }
     }
     r
-}
-
-fn push(seen: &mut [u64], stack: &mut Vec<ObjIdx>, o: ObjIdx) {
-    let (w, b) = (o.index() / 64, o.index() % 64);
-    if seen[w] >> b & 1 == 0 {
-        seen[w] |= 1 << b;
-        stack.push(o);
-    }
 }
 
 #[cfg(test)]

@@ -19,8 +19,10 @@ mod csr;
 mod dominators;
 mod packed;
 mod progress;
+mod reverse;
 
 pub use csr::{Csr, CsrBuilder};
 pub use dominators::{dominators, Dominators, Graph};
 pub use packed::Packed40;
 pub use progress::{NoProgress, Progress};
+pub use reverse::reverse;

@@ -30,6 +30,8 @@ mod warnings;
 pub use census::{Census, ClassTotals, ReadOptions};
 pub use classes::{Class, ClassIdx, ClassKind, ClassTable, Field, RefSlot, RefStrength, Static};
 pub use error::Error;
+/// A static field or constant value, as the dump writes it.
+pub use hprof::Value;
 pub use layout::{LayoutSpec, VmLayout};
 pub use snapshot::{Edge, EdgeLabel, Frame, ObjIdx, Root, RootDetail, Snapshot, Thread};
 pub use source::Dump;

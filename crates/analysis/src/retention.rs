@@ -1,0 +1,229 @@
+//! Who keeps what alive: the dominator tree of the strong object graph, and retained sizes.
+//!
+//! The graph has a virtual super-root above the GC roots. Its successors are the objects the
+//! dump's GC roots hold, plus every class mirror that nothing in the dump reaches: the VM holds
+//! those classes itself (hidden classes, classes of the VM's own loaders), so their statics are
+//! live. Mirrors reachable through their class loader are not extra roots, so a class loader
+//! still retains its classes and their statics, as in Eclipse MAT.
+//!
+//! Weak, soft, phantom and final `referent` fields do not keep objects alive here: an object
+//! reachable only through them is not live for retention, and retains nothing.
+
+use graph::{Dominators, Graph, Progress};
+use heap::{ObjIdx, RefStrength, Snapshot};
+
+/// The strong object graph with a super-root: node 0 is the super-root, node `i + 1` object `i`.
+pub struct StrongGraph<'a> {
+    snap: &'a Snapshot,
+    roots: Vec<ObjIdx>,
+}
+
+impl<'a> StrongGraph<'a> {
+    /// The graph of `snap`, with the retention root set described in the module docs.
+    pub fn new(snap: &'a Snapshot) -> StrongGraph<'a> {
+        StrongGraph { snap, roots: retention_roots(snap) }
+    }
+
+    /// The objects directly below the super-root.
+    pub fn roots(&self) -> &[ObjIdx] {
+        &self.roots
+    }
+}
+
+impl Graph for StrongGraph<'_> {
+    fn node_count(&self) -> usize {
+        self.snap.object_count() as usize + 1
+    }
+
+    fn successors(&self, node: usize, f: &mut dyn FnMut(usize)) {
+        if node == 0 {
+            self.roots.iter().for_each(|r| f(r.index() + 1));
+        } else {
+            for e in self.snap.edges(ObjIdx(node as u64 - 1)) {
+                if e.strength == RefStrength::Strong {
+                    f(e.target.index() + 1);
+                }
+            }
+        }
+    }
+}
+
+/// The dump's GC root objects, then the class mirrors they do not reach (strongly).
+pub fn retention_roots(s: &Snapshot) -> Vec<ObjIdx> {
+    let mut roots: Vec<ObjIdx> = s.roots.iter().map(|r| r.object).collect();
+    roots.sort_unstable();
+    roots.dedup();
+    let reached = strong_closure(s, &roots, None);
+    roots.extend(s.mirrors().iter().map(|m| m.0).filter(|o| !reached.contains(*o)));
+    roots
+}
+
+/// A set of objects, one bit each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjSet {
+    bits: Vec<u64>,
+}
+
+impl ObjSet {
+    /// An empty set for a heap of `n` objects.
+    pub fn new(n: u64) -> ObjSet {
+        ObjSet { bits: vec![0; (n as usize).div_ceil(64)] }
+    }
+
+    /// True when `o` is in the set.
+    #[inline]
+    pub fn contains(&self, o: ObjIdx) -> bool {
+        self.bits[o.index() / 64] >> (o.index() % 64) & 1 == 1
+    }
+
+    /// Adds `o`; true when it was not there yet.
+    #[inline]
+    pub fn insert(&mut self, o: ObjIdx) -> bool {
+        let (w, b) = (o.index() / 64, o.index() % 64);
+        let fresh = self.bits[w] >> b & 1 == 0;
+        self.bits[w] |= 1 << b;
+        fresh
+    }
+
+    /// Removes every member of `other`.
+    pub fn subtract(&mut self, other: &ObjSet) {
+        self.bits.iter_mut().zip(&other.bits).for_each(|(a, b)| *a &= !b);
+    }
+
+    /// Adds every member of `other`.
+    pub fn union_with(&mut self, other: &ObjSet) {
+        self.bits.iter_mut().zip(&other.bits).for_each(|(a, b)| *a |= b);
+    }
+
+    /// The members, in index order.
+    pub fn iter(&self) -> impl Iterator<Item = ObjIdx> + '_ {
+        self.bits.iter().enumerate().flat_map(|(w, &word)| {
+            let mut word = word;
+            std::iter::from_fn(move || {
+                (word != 0).then(|| {
+                    let b = word.trailing_zeros() as usize;
+                    word &= word - 1;
+                    ObjIdx((w * 64 + b) as u64)
+                })
+            })
+        })
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> u64 {
+        self.bits.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&w| w == 0)
+    }
+}
+
+/// Everything reachable from `start` along strong references, never entering `avoid`
+/// (objects of `avoid` that are in `start` are not entered either).
+pub fn strong_closure(s: &Snapshot, start: &[ObjIdx], avoid: Option<&ObjSet>) -> ObjSet {
+    closure(s, start, avoid, false)
+}
+
+/// Everything reachable from `start`, never entering `avoid`, following weak, soft, phantom
+/// and final referents too when `follow_referents` is set.
+pub fn closure(s: &Snapshot, start: &[ObjIdx], avoid: Option<&ObjSet>, follow_referents: bool) -> ObjSet {
+    let mut seen = ObjSet::new(s.object_count());
+    let mut stack: Vec<ObjIdx> = Vec::new();
+    let blocked = |o: ObjIdx| avoid.is_some_and(|a| a.contains(o));
+    for &o in start {
+        if !blocked(o) && seen.insert(o) {
+            stack.push(o);
+        }
+    }
+    while let Some(o) = stack.pop() {
+        for e in s.edges(o) {
+            let follow = follow_referents || e.strength == RefStrength::Strong;
+            if follow && !blocked(e.target) && seen.insert(e.target) {
+                stack.push(e.target);
+            }
+        }
+    }
+    seen
+}
+
+/// The dominator tree of a snapshot's strong graph, with every object's retained size.
+pub struct Retention {
+    dom: Dominators,
+    /// Retained bytes per graph node (node `i + 1` is object `i`; node 0 the super-root).
+    retained: Vec<u64>,
+}
+
+impl Retention {
+    /// Computes dominators and retained sizes in one pass over the dominator tree.
+    pub fn build(s: &Snapshot, progress: &dyn Progress) -> Retention {
+        let g = StrongGraph::new(s);
+        let dom = graph::dominators(&g, 0, progress);
+        let retained = dom.subtree_sums(|v| if v == 0 { 0 } else { s.shallow_bytes(ObjIdx(v as u64 - 1)) });
+        Retention { dom, retained }
+    }
+
+    /// Bytes freed if `o` became unreachable (0 when `o` is not strongly live).
+    pub fn retained_bytes(&self, o: ObjIdx) -> u64 {
+        self.retained[o.index() + 1]
+    }
+
+    /// Bytes of all strongly live objects.
+    pub fn live_bytes(&self) -> u64 {
+        self.retained[0]
+    }
+
+    /// True when a chain of strong references leads from a GC root to `o`.
+    pub fn is_live(&self, o: ObjIdx) -> bool {
+        self.dom.is_reachable(o.index() + 1)
+    }
+
+    /// The object every root path to `o` passes through last; `None` when only the
+    /// super-root dominates it (several roots or a root itself) or it is not live.
+    pub fn immediate_dominator(&self, o: ObjIdx) -> Option<ObjIdx> {
+        match self.dom.immediate_dominator(o.index() + 1) {
+            Some(0) | None => None,
+            Some(d) => Some(ObjIdx(d as u64 - 1)),
+        }
+    }
+
+    /// True when every strong root path to `b` passes through `a`.
+    pub fn dominates(&self, a: ObjIdx, b: ObjIdx) -> bool {
+        self.dom.dominates(a.index() + 1, b.index() + 1)
+    }
+
+    /// The objects `parent` immediately dominates (the top level of the tree for `None`),
+    /// biggest retained size first.
+    pub fn children(&self, parent: Option<ObjIdx>) -> Vec<ObjIdx> {
+        let p = parent.map_or(0, |o| o.index() + 1);
+        let mut out: Vec<ObjIdx> = self
+            .dom
+            .preorder()
+            .filter(|&v| v != 0 && self.dom.immediate_dominator(v) == Some(p))
+            .map(|v| ObjIdx(v as u64 - 1))
+            .collect();
+        out.sort_by(|a, b| self.retained_bytes(*b).cmp(&self.retained_bytes(*a)).then(a.cmp(b)));
+        out
+    }
+
+    /// The `n` objects with the biggest retained sizes anywhere in the tree.
+    pub fn top(&self, n: usize) -> Vec<ObjIdx> {
+        let mut heap = std::collections::BinaryHeap::new();
+        for v in self.dom.preorder().filter(|&v| v != 0) {
+            heap.push(std::cmp::Reverse((self.retained[v], std::cmp::Reverse(v))));
+            if heap.len() > n {
+                heap.pop();
+            }
+        }
+        let mut out: Vec<(u64, usize)> =
+            heap.into_iter().map(|std::cmp::Reverse((r, std::cmp::Reverse(v)))| (r, v)).collect();
+        out.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        out.into_iter().map(|(_, v)| ObjIdx(v as u64 - 1)).collect()
+    }
+
+    /// Heap bytes used.
+    pub fn heap_bytes(&self) -> usize {
+        self.dom.heap_bytes() + self.retained.capacity() * 8
+    }
+}
