@@ -12,12 +12,14 @@
 
 mod closures;
 mod histogram;
+mod paths;
 mod reachability;
 mod retention;
 mod selector;
 
 pub use closures::{Closures, GroupSizes};
 pub use histogram::{histogram, GroupBy, NO_PACKAGE};
+pub use paths::{MergedPath, PathFinder, RootInfo, RootPath, Step};
 pub use reachability::{reachability, Reachability};
 pub use retention::{closure, retention_roots, strong_closure, ObjSet, Retention, StrongGraph};
 pub use selector::{SelectError, Selector};

@@ -207,6 +207,17 @@ impl Retention {
         out
     }
 
+    /// How many objects each object immediately dominates (one pass over the tree).
+    pub fn child_counts(&self) -> Vec<u32> {
+        let mut counts = vec![0u32; self.retained.len() - 1];
+        for v in self.dom.preorder() {
+            if let Some(d) = self.dom.immediate_dominator(v).filter(|&d| d != 0) {
+                counts[d - 1] = counts[d - 1].saturating_add(1);
+            }
+        }
+        counts
+    }
+
     /// The `n` objects with the biggest retained sizes anywhere in the tree.
     pub fn top(&self, n: usize) -> Vec<ObjIdx> {
         let mut heap = std::collections::BinaryHeap::new();

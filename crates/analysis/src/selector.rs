@@ -160,9 +160,11 @@ fn simple_name(name: &str) -> &str {
     name.rsplit('.').next().unwrap_or(name)
 }
 
-/// A rule element matches a class by its full Java name or by its simple name.
+/// A rule element matches a class by its full Java name, by its name without the package
+/// (`Outer$Inner`), or by a nested class's own name (`Inner`).
 fn matches(pattern: &str, class_name: &str) -> bool {
-    class_name == pattern || simple_name(class_name) == pattern
+    let simple = simple_name(class_name);
+    class_name == pattern || simple == pattern || simple.rsplit('$').next() == Some(pattern)
 }
 
 fn select_static(s: &Snapshot, class: &str, field: &str) -> Result<Vec<ObjIdx>, SelectError> {
@@ -231,6 +233,8 @@ mod tests {
             assert_eq!(text.parse::<Selector>().unwrap().to_string(), text);
         }
         assert_eq!("id:0X10".parse::<Selector>().unwrap(), Selector::Id(16));
+        assert!(matches("Inner", "com.acme.Outer$Inner") && matches("Outer$Inner", "com.acme.Outer$Inner"));
+        assert!(matches("byte[]", "byte[]") && !matches("Outer", "com.acme.Outer$Inner"));
         for bad in ["", "class:", "klass:Foo", "id:123", "id:0xzz", "static:NoDot", "rule:A>>B"] {
             assert!(matches!(bad.parse::<Selector>(), Err(SelectError::Syntax(_))), "{bad}");
         }

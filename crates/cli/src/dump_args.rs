@@ -79,3 +79,18 @@ pub fn open(path: &Path) -> anyhow::Result<heap::Dump> {
     }
     heap::Dump::open(path).with_context(|| format!("cannot read {}", path.display()))
 }
+
+/// Opens a dump and builds its snapshot, with progress and warnings on stderr.
+pub fn load_snapshot(path: &Path, args: &DumpArgs, bar: &crate::progress::Bar) -> anyhow::Result<heap::Snapshot> {
+    let dump = open(path)?;
+    let snap = heap::Snapshot::build(dump, &args.read_options(), bar)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    args.print_warnings(&snap.census.warnings);
+    Ok(snap)
+}
+
+/// Parses an object id given as `0x7f3a10` (or plain hex).
+pub fn parse_id(s: &str) -> Result<u64, String> {
+    let hex = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
+    u64::from_str_radix(hex, 16).map_err(|_| format!("{s:?} is not an object id such as 0x7f3a10"))
+}

@@ -27,6 +27,12 @@ enum Command {
     Histogram(cmd::histogram::HistogramArgs),
     /// Summary of a dump: layout, objects, references, roots, reachable vs. unreachable.
     Info(cmd::info::InfoArgs),
+    /// The dominator tree: which objects keep the most memory alive, and what they dominate.
+    Dominators(cmd::dominators::DominatorsArgs),
+    /// Shallow, transitive and retained bytes of groups of objects, alone and together.
+    Retained(cmd::retained::RetainedArgs),
+    /// Why objects are alive: shortest paths from GC roots, merged by shape.
+    Paths(cmd::paths::PathsArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -41,6 +47,9 @@ fn main() -> std::process::ExitCode {
     let result = match &cli.command {
         Command::Histogram(a) => cmd::histogram::run(a),
         Command::Info(a) => cmd::info::run(a),
+        Command::Dominators(a) => cmd::dominators::run(a),
+        Command::Retained(a) => cmd::retained::run(a),
+        Command::Paths(a) => cmd::paths::run(a),
     };
     match result {
         Ok(code) => code.into(),

@@ -10,8 +10,12 @@
 
 mod histogram;
 mod info;
+mod paths;
+mod retention;
 mod text;
 
 pub use histogram::{Histogram, HistogramRow, HistogramText};
 pub use info::{DumpInfo, RootCount};
-pub use text::{human_bytes, thousands};
+pub use paths::{PathEntry, PathRoot, PathStep, PathsReport};
+pub use retention::{DominatorReport, DominatorRow, GroupTotals, RetainedReport, SelectedGroup, WEAK_NOTE};
+pub use text::{hex_id, human_bytes, thousands};

@@ -1,5 +1,10 @@
 //! Number formatting for text reports.
 
+/// An object id as the interfaces print it: `0x7f3a10`.
+pub fn hex_id(addr: u64) -> String {
+    format!("0x{addr:x}")
+}
+
 /// `1234567` → `1,234,567`.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();

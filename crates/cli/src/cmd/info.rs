@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Args;
 
 use crate::dump_args::{self, DumpArgs};
@@ -33,11 +32,8 @@ pub struct InfoArgs {
 
 /// Runs the command.
 pub fn run(args: &InfoArgs) -> anyhow::Result<Exit> {
-    let dump = dump_args::open(&args.dump)?;
     let bar = Bar::new(args.dump_args.quiet);
-    let snap = heap::Snapshot::build(dump, &args.dump_args.read_options(), &bar)
-        .with_context(|| format!("cannot read {}", args.dump.display()))?;
-    args.dump_args.print_warnings(&snap.census.warnings);
+    let snap = dump_args::load_snapshot(&args.dump, &args.dump_args, &bar)?;
     let r = analysis::reachability(&snap);
     let mut roots: Vec<report::RootCount> = Vec::new();
     for root in &snap.roots {

@@ -1,0 +1,219 @@
+//! Shortest paths from GC roots (Modula-3's "why is this object still alive?", MAT's
+//! paths to GC roots excluding weak references), merged when many objects share a shape.
+
+use std::collections::HashMap;
+
+use graph::{Packed40, Progress};
+use heap::{ClassKind, ObjIdx, RefStrength, RootDetail, Snapshot};
+
+use crate::retention::retention_roots;
+
+/// Where a path starts.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RootInfo {
+    /// Root kind (`java frame`, `system class`, `jni global`, `class held by the VM`, ...).
+    pub kind: String,
+    /// Thread, frame, class or reference details.
+    pub detail: String,
+}
+
+/// One object on a path, with the field of the previous object that references it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// The object.
+    pub object: ObjIdx,
+    /// The field (`next`, `[12]`, `static cache`) of the previous step; `None` for the root object.
+    pub field: Option<String>,
+}
+
+/// A path from a GC root to an object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootPath {
+    /// The root.
+    pub root: RootInfo,
+    /// Root object first, the target last.
+    pub steps: Vec<Step>,
+}
+
+/// Paths shared by many objects: one example and how many objects have that shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergedPath {
+    /// An example path (the first object met with this shape).
+    pub example: RootPath,
+    /// Objects whose shortest path has the same root, classes and fields (array indices and
+    /// repeated steps aside).
+    pub count: u64,
+}
+
+/// Breadth-first parents from the roots over strong references, computed once.
+pub struct PathFinder<'a> {
+    snap: &'a Snapshot,
+    /// BFS parent per object: `NONE` unseen, `ROOT` a root object, else the parent's index.
+    parent: Packed40,
+    roots: HashMap<ObjIdx, RootInfo>,
+}
+
+const NONE: u64 = (1 << 40) - 1;
+const ROOT: u64 = (1 << 40) - 2;
+
+impl<'a> PathFinder<'a> {
+    /// Runs the breadth-first search.
+    pub fn new(snap: &'a Snapshot, progress: &dyn Progress) -> PathFinder<'a> {
+        let n = snap.object_count() as usize;
+        progress.start("shortest paths", n as u64);
+        let mut parent = Packed40::with_capacity(n);
+        (0..n).for_each(|_| parent.push(NONE));
+        let starts = retention_roots(snap);
+        let mut queue = std::collections::VecDeque::new();
+        for &r in &starts {
+            if parent.get(r.index()) == NONE {
+                parent.set(r.index(), ROOT);
+                queue.push_back(r);
+            }
+        }
+        let mut done = 0u64;
+        while let Some(o) = queue.pop_front() {
+            for e in snap.edges(o) {
+                if e.strength == RefStrength::Strong && parent.get(e.target.index()) == NONE {
+                    parent.set(e.target.index(), o.0);
+                    queue.push_back(e.target);
+                }
+            }
+            done += 1;
+            if done.is_multiple_of(65536) {
+                progress.advance(65536);
+            }
+        }
+        progress.finish();
+        PathFinder { snap, parent, roots: root_infos(snap, &starts) }
+    }
+
+    /// The shortest strong path from a GC root to `o`, if one exists.
+    pub fn path(&self, o: ObjIdx) -> Option<RootPath> {
+        let chain = self.chain(o)?;
+        let mut steps = Vec::with_capacity(chain.len());
+        for (i, &obj) in chain.iter().enumerate() {
+            let field = (i > 0).then(|| self.field_name(chain[i - 1], obj, false));
+            steps.push(Step { object: obj, field });
+        }
+        Some(RootPath { root: self.roots.get(&chain[0]).cloned().unwrap_or_else(unknown_root), steps })
+    }
+
+    /// Shortest paths of many objects, merged by shape, most common first; at most `max` shapes.
+    pub fn merged(&self, objects: &[ObjIdx], max: usize) -> (Vec<MergedPath>, u64) {
+        let mut shapes: HashMap<String, (u64, ObjIdx)> = HashMap::new();
+        let mut order = Vec::new();
+        let mut unreachable = 0;
+        for &o in objects {
+            let Some(chain) = self.chain(o) else {
+                unreachable += 1;
+                continue;
+            };
+            let key = self.shape(&chain);
+            let e = shapes.entry(key.clone()).or_insert_with(|| {
+                order.push(key);
+                (0, o)
+            });
+            e.0 += 1;
+        }
+        let mut merged: Vec<(u64, usize, ObjIdx)> =
+            order.iter().enumerate().map(|(i, k)| (shapes[k].0, i, shapes[k].1)).collect();
+        merged.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        merged.truncate(max);
+        let out =
+            merged.into_iter().filter_map(|(count, _, o)| Some(MergedPath { example: self.path(o)?, count })).collect();
+        (out, unreachable)
+    }
+
+    fn chain(&self, o: ObjIdx) -> Option<Vec<ObjIdx>> {
+        let mut chain = vec![o];
+        let mut cur = o;
+        loop {
+            match self.parent.get(cur.index()) {
+                NONE => return None,
+                ROOT => break,
+                p => {
+                    cur = ObjIdx(p);
+                    chain.push(cur);
+                }
+            }
+        }
+        chain.reverse();
+        Some(chain)
+    }
+
+    /// The path's root, classes and fields; array indices and repeats of one step (a linked
+    /// list's `next`, `next`, ...) do not make a new shape.
+    fn shape(&self, chain: &[ObjIdx]) -> String {
+        let s = self.snap;
+        let mut key = format!("{:?}", self.roots.get(&chain[0]));
+        let mut prev_step = String::new();
+        for (i, &o) in chain.iter().enumerate() {
+            let field = if i > 0 { self.field_name(chain[i - 1], o, true) } else { String::new() };
+            let step = format!("{field}>{}", s.classes().get(s.class_of(o)).name);
+            if step != prev_step {
+                key.push_str(&step);
+                key.push('|');
+            }
+            prev_step = step;
+        }
+        key
+    }
+
+    /// The field of `from` that references `to`; arrays give `[i]`, or `[]` when `any_index`.
+    fn field_name(&self, from: ObjIdx, to: ObjIdx, any_index: bool) -> String {
+        let s = self.snap;
+        if any_index
+            && s.classes().get(s.class_of(from)).kind == ClassKind::ObjectArray
+            && s.mirror_class(from).is_none()
+        {
+            return "[]".into();
+        }
+        s.labeled_edges(from)
+            .into_iter()
+            .find(|(_, e)| e.target == to && e.strength == RefStrength::Strong)
+            .map_or_else(|| "?".into(), |(label, _)| s.label_name(from, label))
+    }
+}
+
+fn unknown_root() -> RootInfo {
+    RootInfo { kind: "unknown".into(), detail: String::new() }
+}
+
+/// Describes the root of each start object: the first root record naming it, or a class the VM holds.
+fn root_infos(s: &Snapshot, starts: &[ObjIdx]) -> HashMap<ObjIdx, RootInfo> {
+    let mut out = HashMap::new();
+    for r in &s.roots {
+        out.entry(r.object).or_insert_with(|| RootInfo { kind: r.kind.name().into(), detail: root_detail(s, r) });
+    }
+    for &o in starts {
+        out.entry(o).or_insert_with(|| RootInfo {
+            kind: "class held by the VM".into(),
+            detail: s.mirror_class(o).map(|c| format!("class {}", s.classes().get(c).name)).unwrap_or_default(),
+        });
+    }
+    out
+}
+
+fn root_detail(s: &Snapshot, r: &heap::Root) -> String {
+    let mirror = s.mirror_class(r.object).map(|c| format!("class {}", s.classes().get(c).name));
+    match r.detail {
+        RootDetail::Thread { thread, frame } => {
+            let t = &s.threads[thread];
+            let f = frame.and_then(|d| t.frames.get(d as usize).map(|f| (d, f)));
+            match f {
+                Some((d, f)) => format!(
+                    "thread {} frame {d}: {}.{}({}{})",
+                    t.serial,
+                    f.class,
+                    f.method,
+                    f.source_file.as_deref().unwrap_or("?"),
+                    f.line.map(|l| format!(":{l}")).unwrap_or_default()
+                ),
+                None => format!("thread {}", t.serial),
+            }
+        }
+        RootDetail::JniGlobal { ref_id } => mirror.unwrap_or_else(|| format!("global reference 0x{ref_id:x}")),
+        RootDetail::None => mirror.unwrap_or_default(),
+    }
+}
