@@ -4,4 +4,5 @@ mod bad_input;
 mod fixture;
 mod histogram;
 mod jvm;
+mod retention;
 mod support;

@@ -58,12 +58,18 @@ impl Jdk {
 
     /// Starts `main` from `dir` and waits for it to print READY.
     pub fn start(&self, dir: &Path, main: &str, jvm_args: &[&str]) -> Jvm {
+        self.start_with_args(dir, main, jvm_args, &[])
+    }
+
+    /// Starts `main ARGS...` from `dir` and waits for it to print READY.
+    pub fn start_with_args(&self, dir: &Path, main: &str, jvm_args: &[&str], args: &[&str]) -> Jvm {
         let mut child = self
             .tool("java")
             .args(jvm_args)
             .arg("-cp")
             .arg(dir)
             .arg(main)
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
