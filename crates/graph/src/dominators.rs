@@ -88,6 +88,7 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
     let (vertex, pre, parent) = preorder::<I>(g, root, progress);
     let reached = vertex.len() - 1;
     let preds = predecessors::<I>(g, &vertex, &pre, progress);
+    drop(pre); // the semidominator phase works in preorder numbers only
     progress.start("dominators", reached as u64);
     let mut semi: Vec<I> = (0..=reached).map(I::of).collect();
     let mut label = semi.clone();
@@ -118,7 +119,6 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
         idom[w] = i;
     }
     progress.finish();
-    drop(pre);
     finish(root, n, &vertex, &idom)
 }
 
@@ -189,33 +189,34 @@ struct Preds<I> {
     list: Vec<I>,
 }
 
-/// Predecessor lists in preorder numbering, for reached vertices only.
+/// Predecessor lists in preorder numbering, for reached vertices only. Counting goes two
+/// slots ahead and filling one slot ahead, so the offsets need no second copy.
 fn predecessors<I: Idx>(g: &impl Graph, vertex: &[I], pre: &[I], progress: &dyn crate::Progress) -> Preds<I> {
     let reached = vertex.len() - 1;
     progress.start("predecessors", reached as u64 * 2);
-    let mut start = vec![0u64; reached + 2];
+    let mut start = vec![0u64; reached + 3];
     for node in &vertex[1..] {
         g.successors(node.get(), &mut |s| {
             let p = pre[s].get();
             if p != 0 {
-                start[p + 1] += 1;
+                start[p + 2] += 1;
             }
         });
     }
-    for i in 1..start.len() {
+    for i in 2..start.len() {
         start[i] += start[i - 1];
     }
-    let mut fill = start.clone();
-    let mut list = vec![I::default(); start[reached + 1] as usize];
+    let mut list = vec![I::default(); start[reached + 2] as usize];
     for (v, node) in vertex.iter().enumerate().skip(1) {
         g.successors(node.get(), &mut |s| {
             let p = pre[s].get();
             if p != 0 {
-                list[fill[p] as usize] = I::of(v);
-                fill[p] += 1;
+                list[start[p + 1] as usize] = I::of(v);
+                start[p + 1] += 1;
             }
         });
     }
+    start.pop();
     progress.finish();
     Preds { start, list }
 }
