@@ -15,11 +15,13 @@ mod histogram;
 mod paths;
 mod reachability;
 mod retention;
+mod roots;
 mod selector;
 
 pub use closures::{Closures, GroupSizes};
 pub use histogram::{histogram, GroupBy, NO_PACKAGE};
-pub use paths::{MergedPath, PathFinder, RootInfo, RootPath, Step};
+pub use paths::{frame_text, MergedPath, PathFinder, RootInfo, RootPath, Step};
 pub use reachability::{reachability, Reachability};
 pub use retention::{closure, retention_roots, strong_closure, ObjSet, Retention, StrongGraph};
+pub use roots::roots_report;
 pub use selector::{SelectError, Selector};

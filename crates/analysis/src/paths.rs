@@ -41,7 +41,7 @@ pub struct MergedPath {
     /// An example path (the first object met with this shape).
     pub example: RootPath,
     /// Objects whose shortest path has the same root, classes and fields (array indices and
-    /// repeated steps aside).
+    /// repeated steps through one class aside).
     pub count: u64,
 }
 
@@ -142,20 +142,25 @@ impl<'a> PathFinder<'a> {
         Some(chain)
     }
 
-    /// The path's root, classes and fields; array indices and repeats of one step (a linked
-    /// list's `next`, `next`, ...) do not make a new shape.
+    /// The path's root, classes and fields. Array indices, and further steps through the
+    /// same class (a hash bucket's `next`, `next`, ..., a tree's `left`, `right`, ...), do
+    /// not make a new shape.
     fn shape(&self, chain: &[ObjIdx]) -> String {
         let s = self.snap;
         let mut key = format!("{:?}", self.roots.get(&chain[0]));
-        let mut prev_step = String::new();
+        let mut prev_class = None;
         for (i, &o) in chain.iter().enumerate() {
-            let field = if i > 0 { self.field_name(chain[i - 1], o, true) } else { String::new() };
-            let step = format!("{field}>{}", s.classes().get(s.class_of(o)).name);
-            if step != prev_step {
-                key.push_str(&step);
-                key.push('|');
+            let class = s.class_of(o);
+            if prev_class == Some(class) {
+                continue;
             }
-            prev_step = step;
+            prev_class = Some(class);
+            if i > 0 {
+                key.push_str(&self.field_name(chain[i - 1], o, true));
+            }
+            key.push('>');
+            key.push_str(&s.classes().get(class).name);
+            key.push('|');
         }
         key
     }
@@ -202,18 +207,17 @@ fn root_detail(s: &Snapshot, r: &heap::Root) -> String {
             let t = &s.threads[thread];
             let f = frame.and_then(|d| t.frames.get(d as usize).map(|f| (d, f)));
             match f {
-                Some((d, f)) => format!(
-                    "thread {} frame {d}: {}.{}({}{})",
-                    t.serial,
-                    f.class,
-                    f.method,
-                    f.source_file.as_deref().unwrap_or("?"),
-                    f.line.map(|l| format!(":{l}")).unwrap_or_default()
-                ),
+                Some((d, f)) => format!("thread {} frame {d}: {}", t.serial, frame_text(f)),
                 None => format!("thread {}", t.serial),
             }
         }
         RootDetail::JniGlobal { ref_id } => mirror.unwrap_or_else(|| format!("global reference 0x{ref_id:x}")),
         RootDetail::None => mirror.unwrap_or_default(),
     }
+}
+
+/// `Class.method(File.java:12)`.
+pub fn frame_text(f: &heap::Frame) -> String {
+    let line = f.line.map(|l| format!(":{l}")).unwrap_or_default();
+    format!("{}.{}({}{line})", f.class, f.method, f.source_file.as_deref().unwrap_or("?"))
 }

@@ -150,7 +150,7 @@ fn classes_named(s: &Snapshot, name: &str) -> Result<Vec<ClassIdx>, SelectError>
     }
     let simple = name.rsplit('.').next().unwrap_or(name);
     let mut similar: Vec<String> =
-        s.classes().iter().filter(|(_, c)| simple_name(&c.name) == simple).map(|(_, c)| c.name.clone()).collect();
+        s.classes().iter().filter(|(_, c)| matches(simple, &c.name)).map(|(_, c)| c.name.clone()).collect();
     similar.sort();
     similar.dedup();
     Err(SelectError::NoClass { name: name.to_owned(), similar })

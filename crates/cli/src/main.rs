@@ -33,6 +33,8 @@ enum Command {
     Retained(cmd::retained::RetainedArgs),
     /// Why objects are alive: shortest paths from GC roots, merged by shape.
     Paths(cmd::paths::PathsArgs),
+    /// Bytes reachable from and retained by each root kind, static field, thread and frame.
+    Roots(cmd::roots::RootsArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -50,6 +52,7 @@ fn main() -> std::process::ExitCode {
         Command::Dominators(a) => cmd::dominators::run(a),
         Command::Retained(a) => cmd::retained::run(a),
         Command::Paths(a) => cmd::paths::run(a),
+        Command::Roots(a) => cmd::roots::run(a),
     };
     match result {
         Ok(code) => code.into(),

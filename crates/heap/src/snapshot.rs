@@ -368,6 +368,14 @@ impl Snapshot {
         out
     }
 
+    /// What to call the object's type in reports: its class name, or `class NAME` for a class mirror.
+    pub fn type_label(&self, o: ObjIdx) -> String {
+        match self.mirror_class(o) {
+            Some(c) => format!("class {}", self.census.classes.get(c).name),
+            None => self.census.classes.get(self.class_of(o)).name.clone(),
+        }
+    }
+
     /// Every class mirror object with the class it stands for, in object order.
     pub fn mirrors(&self) -> &[(ObjIdx, ClassIdx)] {
         &self.mirrors

@@ -12,10 +12,12 @@ mod histogram;
 mod info;
 mod paths;
 mod retention;
+mod roots;
 mod text;
 
 pub use histogram::{Histogram, HistogramRow, HistogramText};
 pub use info::{DumpInfo, RootCount};
 pub use paths::{PathEntry, PathRoot, PathStep, PathsReport};
 pub use retention::{DominatorReport, DominatorRow, GroupTotals, RetainedReport, SelectedGroup, WEAK_NOTE};
+pub use roots::{FrameRow, RootBytes, RootKindRow, RootsReport, StaticRow, ThreadRow};
 pub use text::{hex_id, human_bytes, thousands};

@@ -5,3 +5,4 @@ pub mod histogram;
 pub mod info;
 pub mod paths;
 pub mod retained;
+pub mod roots;

@@ -13,7 +13,8 @@ use crate::progress::Bar;
 ///
 /// Paths never pass through the referent of a weak, soft, phantom or final reference: those
 /// do not keep objects alive. Objects whose paths have the same root, classes and fields
-/// (array indices aside) are merged into one path with a count, so a million leaked entries
+/// (array indices and repeated steps through one class aside) are merged into one path with
+/// a count, so a million leaked entries
 /// of one map print as one path.
 #[derive(Debug, Args)]
 #[command(
@@ -47,10 +48,6 @@ pub fn run(args: &PathsArgs) -> anyhow::Result<Exit> {
     let finder = analysis::PathFinder::new(&snap, &bar);
     let (merged, unreachable) = finder.merged(&objects, args.max.max(1) + 1);
     let more_shapes = merged.len() > args.max.max(1);
-    let name = |o: heap::ObjIdx| match snap.mirror_class(o) {
-        Some(c) => format!("class {}", snap.classes().get(c).name),
-        None => snap.classes().get(snap.class_of(o)).name.clone(),
-    };
     let paths = merged
         .into_iter()
         .take(args.max.max(1))
@@ -62,7 +59,7 @@ pub fn run(args: &PathsArgs) -> anyhow::Result<Exit> {
                 .iter()
                 .map(|s| report::PathStep {
                     id: report::hex_id(snap.address(s.object)),
-                    class: name(s.object),
+                    class: snap.type_label(s.object),
                     field: s.field.clone(),
                 })
                 .collect(),

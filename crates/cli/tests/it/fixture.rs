@@ -62,3 +62,81 @@ fn help_teaches() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("histogram") && text.contains("info") && text.contains("0 success"), "{text}");
 }
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = leakscope(args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("one JSON document")
+}
+
+#[test]
+fn demo_leak_holder_agrees_across_commands() {
+    let dump = fixture("demo-jdk17.hprof");
+    // The top of the dominator tree is the leaking program's class, whose static holds the registry.
+    let top = json(&["dominators", "--json", "--top", "3", &dump]);
+    let first = &top["objects"][0];
+    assert_eq!(first["represents"], "SessionLeak");
+    assert!(first["share"].as_f64().unwrap() > 0.5, "{first}");
+    let below = json(&["dominators", "--json", "--children", first["id"].as_str().unwrap(), &dump]);
+    let registry = &below["objects"][0];
+    assert_eq!(registry["class"], "SessionLeak$SessionRegistry");
+    let held = registry["retained_bytes"].as_u64().unwrap();
+    // 3,000 sessions of 32 bytes, each with its HashMap, cart and 64-byte token at least.
+    assert!(held > 3000 * (32 + 48 + 80), "{held}");
+
+    let r = json(&[
+        "retained",
+        "--json",
+        "--select",
+        "static:SessionLeak.REGISTRY",
+        "--select",
+        "class:SessionLeak$Session",
+        &dump,
+    ]);
+    assert_eq!(r["groups"][0]["retained_bytes"].as_u64().unwrap(), held);
+    assert_eq!(r["groups"][1]["objects"], 3000);
+    assert_eq!(r["union"]["retained_bytes"].as_u64().unwrap(), held, "the sessions are inside the registry");
+
+    let roots = json(&["roots", "--json", "--top", "5", &dump]);
+    let row = roots["statics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["field"] == "SessionLeak.REGISTRY")
+        .expect("registry row");
+    assert_eq!(row["retained_bytes"].as_u64().unwrap(), held);
+    assert!(roots["kinds"].as_array().unwrap().iter().any(|k| k["kind"] == "system class"));
+    assert!(roots["threads"].as_array().unwrap().iter().any(|t| t["frames"].as_array().unwrap().iter().any(|f| f
+        ["method"]
+        .as_str()
+        .unwrap()
+        .starts_with("SessionLeak.main(SessionLeak.java:"))));
+}
+
+#[test]
+fn demo_paths_merge_into_one_shape() {
+    let dump = fixture("demo-jdk17.hprof");
+    let p = json(&["paths", "--json", "--select", "class:SessionLeak$Session", &dump]);
+    assert_eq!(p["selected"], 3000);
+    let first = &p["paths"][0];
+    assert_eq!(first["count"], 3000, "linked buckets (next, next, ...) are one shape: {first}");
+    let fields: Vec<&str> = first["steps"].as_array().unwrap().iter().filter_map(|s| s["field"].as_str()).collect();
+    assert!(fields.starts_with(&["static appClass", "static REGISTRY", "sessions", "table"]), "{fields:?}");
+    assert_eq!(first["steps"].as_array().unwrap().last().unwrap()["class"], "SessionLeak$Session");
+    assert_eq!(first["root"]["kind"], "system class");
+}
+
+#[test]
+fn selector_errors_are_clear() {
+    let dump = fixture("demo-jdk17.hprof");
+    let out = leakscope(&["retained", "--select", "class:Session", &dump]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no class Session") && err.contains("did you mean SessionLeak$Session"), "{err}");
+    let out = leakscope(&["paths", "--select", "bogus", &dump]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a selector"));
+    let out = leakscope(&["dominators", "--children", "0x1", &dump]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no object at address 0x1"));
+}
