@@ -11,6 +11,7 @@
 //! ```
 
 mod closures;
+mod group;
 mod histogram;
 mod paths;
 mod reachability;
@@ -19,6 +20,7 @@ mod roots;
 mod selector;
 
 pub use closures::{Closures, GroupSizes};
+pub use group::{classify, Classifier};
 pub use histogram::{histogram, GroupBy, NO_PACKAGE};
 pub use paths::{frame_text, MergedPath, PathFinder, RootInfo, RootPath, Step};
 pub use reachability::{reachability, Reachability};

@@ -35,6 +35,8 @@ enum Command {
     Paths(cmd::paths::PathsArgs),
     /// Bytes reachable from and retained by each root kind, static field, thread and frame.
     Roots(cmd::roots::RootsArgs),
+    /// AntTracks' classification tree: objects grouped by classifiers, with deep and retained bytes.
+    Group(cmd::group::GroupArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -53,6 +55,7 @@ fn main() -> std::process::ExitCode {
         Command::Retained(a) => cmd::retained::run(a),
         Command::Paths(a) => cmd::paths::run(a),
         Command::Roots(a) => cmd::roots::run(a),
+        Command::Group(a) => cmd::group::run(a),
     };
     match result {
         Ok(code) => code.into(),

@@ -8,6 +8,7 @@
 //! assert!(h.to_text(&report::HistogramText::default()).contains("byte[]"));
 //! ```
 
+mod group;
 mod histogram;
 mod info;
 mod paths;
@@ -15,6 +16,7 @@ mod retention;
 mod roots;
 mod text;
 
+pub use group::{GroupNode, GroupReport};
 pub use histogram::{Histogram, HistogramRow, HistogramText};
 pub use info::{DumpInfo, RootCount};
 pub use paths::{PathEntry, PathRoot, PathStep, PathsReport};

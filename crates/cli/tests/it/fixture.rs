@@ -140,3 +140,35 @@ fn selector_errors_are_clear() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no object at address 0x1"));
 }
+
+#[test]
+fn demo_group_tree_agrees_with_retained() {
+    let dump = fixture("demo-jdk17.hprof");
+    let g = json(&["group", "--json", "--by", "package,class", "--top", "0", &dump]);
+    assert_eq!(g["by"], serde_json::json!(["package", "class"]));
+    let tree = &g["tree"];
+    let children = |n: &serde_json::Value| n["children"].as_array().unwrap().clone();
+    let count: u64 = children(tree).iter().map(|c| c["count"].as_u64().unwrap()).sum();
+    assert_eq!(count, tree["count"].as_u64().unwrap(), "packages partition all objects");
+    let default_pkg = children(tree).into_iter().find(|c| c["key"] == "<no package>").unwrap();
+    let session = children(&default_pkg).into_iter().find(|c| c["key"] == "SessionLeak$Session").unwrap();
+    assert_eq!((session["count"].as_u64(), session["shallow_bytes"].as_u64()), (Some(3000), Some(96_000)));
+    let r = json(&["retained", "--json", "--select", "class:SessionLeak$Session", &dump]);
+    assert_eq!(session["retained_bytes"], r["groups"][0]["retained_bytes"]);
+    assert_eq!(session["deep_bytes"], r["groups"][0]["transitive_bytes"]);
+    // A parent's deep size is the union of its children's closures, not their sum.
+    let sum: u64 = children(&default_pkg).iter().map(|c| c["deep_bytes"].as_u64().unwrap()).sum();
+    assert!(default_pkg["deep_bytes"].as_u64().unwrap() <= sum);
+
+    let rooted = json(&["group", "--json", "--by", "directly-rooted", &dump]);
+    let keys: Vec<String> = children(&rooted["tree"]).iter().map(|c| c["key"].as_str().unwrap().to_owned()).collect();
+    assert!(
+        keys.contains(&"Root: static field".to_owned()) && keys.contains(&"Root: system class".to_owned()),
+        "{keys:?}"
+    );
+    let indirect = json(&["group", "--json", "--by", "indirectly-rooted,class", &dump]);
+    assert!(children(&indirect["tree"]).iter().any(|c| c["key"] == "Root: static field"));
+    let out = leakscope(&["group", "--by", "colour", &dump]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown classifier"));
+}

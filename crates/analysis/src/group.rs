@@ -1,0 +1,280 @@
+//! AntTracks' classification tree: objects grouped by a sequence of classifiers, with count,
+//! shallow, deep (transitive) and retained bytes per node.
+//!
+//! Counts and shallow bytes are kept for every node. Deep and retained sizes are computed for
+//! the nodes shown (the biggest `top` children of each shown node): a node's transitive
+//! closure is the union of its children's closures when all its children are shown (bitset
+//! OR, as AntTracks does), and a closure from its own objects otherwise; its GC closure then
+//! follows from that transitive closure (see [`crate::Closures`]).
+
+use std::collections::{BTreeMap, HashMap};
+use std::str::FromStr;
+
+use heap::{ObjIdx, RefStrength, RootDetail, Snapshot};
+use report::GroupNode;
+
+use crate::closures::Closures;
+use crate::retention::{retention_roots, strong_closure, ObjSet};
+
+/// A way to split a group of objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Classifier {
+    /// By class.
+    Class,
+    /// By Java package.
+    Package,
+    /// By the class loader that defined the object's class.
+    Loader,
+    /// By the type hierarchy: one level per superclass, from `java.lang.Object` down.
+    Hierarchy,
+    /// By the GC roots that reference the object directly: root kind, then the static field's
+    /// class and field, the thread and frame, ...; or not directly rooted.
+    DirectlyRooted,
+    /// By the GC root whose shortest strong path reaches the object (kind, then the root).
+    IndirectlyRooted,
+}
+
+impl std::fmt::Display for Classifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Classifier::Class => "class",
+            Classifier::Package => "package",
+            Classifier::Loader => "loader",
+            Classifier::Hierarchy => "hierarchy",
+            Classifier::DirectlyRooted => "directly-rooted",
+            Classifier::IndirectlyRooted => "indirectly-rooted",
+        })
+    }
+}
+
+impl FromStr for Classifier {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Classifier, String> {
+        Ok(match s.trim() {
+            "class" | "type" => Classifier::Class,
+            "package" => Classifier::Package,
+            "loader" | "classloader" => Classifier::Loader,
+            "hierarchy" => Classifier::Hierarchy,
+            "directly-rooted" | "direct" | "rooted" => Classifier::DirectlyRooted,
+            "indirectly-rooted" | "indirect" => Classifier::IndirectlyRooted,
+            other => {
+                return Err(format!(
+                    "unknown classifier {other:?}; use class, package, loader, hierarchy, directly-rooted or indirectly-rooted"
+                ))
+            }
+        })
+    }
+}
+
+/// Precomputed per-object facts the rooted classifiers need.
+struct RootFacts {
+    /// Objects GC roots reference directly, with their key paths.
+    direct: HashMap<ObjIdx, Vec<Vec<String>>>,
+    /// Per object, the index (into `starts`) of the root its shortest path begins at.
+    via: Vec<u32>,
+    /// The root objects, and their descriptions.
+    starts: Vec<(ObjIdx, Vec<String>)>,
+}
+
+const NOT_REACHED: u32 = u32::MAX;
+
+/// Builds the tree over all objects of `s`, classified by `by` in order, showing the `top`
+/// biggest children of each shown node.
+pub fn classify(s: &Snapshot, closures: &Closures<'_>, by: &[Classifier], top: usize) -> GroupNode {
+    let facts = by
+        .iter()
+        .any(|c| matches!(c, Classifier::DirectlyRooted | Classifier::IndirectlyRooted))
+        .then(|| root_facts(s));
+    let mut tree = Tree::default();
+    for o in s.objects() {
+        let mut path = Vec::new();
+        for c in by {
+            keys(s, facts.as_ref(), *c, o, &mut path);
+        }
+        tree.add(&path, o, s.shallow_bytes(o));
+    }
+    let mut out = tree.node(0, "all objects".into(), top);
+    fill_sizes(s, closures, &tree, 0, &mut out);
+    out
+}
+
+#[derive(Default)]
+struct Tree {
+    nodes: Vec<TreeNode>,
+}
+
+#[derive(Default)]
+struct TreeNode {
+    children: BTreeMap<String, usize>,
+    objects: Vec<ObjIdx>,
+    count: u64,
+    shallow: u64,
+}
+
+impl Tree {
+    fn add(&mut self, path: &[String], o: ObjIdx, bytes: u64) {
+        if self.nodes.is_empty() {
+            self.nodes.push(TreeNode::default());
+        }
+        let mut cur = 0;
+        self.nodes[0].count += 1;
+        self.nodes[0].shallow += bytes;
+        for key in path {
+            let next = match self.nodes[cur].children.get(key) {
+                Some(&n) => n,
+                None => {
+                    self.nodes.push(TreeNode::default());
+                    let n = self.nodes.len() - 1;
+                    self.nodes[cur].children.insert(key.clone(), n);
+                    n
+                }
+            };
+            cur = next;
+            self.nodes[cur].count += 1;
+            self.nodes[cur].shallow += bytes;
+        }
+        self.nodes[cur].objects.push(o);
+    }
+
+    /// The report node for tree node `i`, with its `top` biggest children (recursively).
+    fn node(&self, i: usize, key: String, top: usize) -> GroupNode {
+        let n = &self.nodes[i];
+        let mut kids: Vec<(&String, &usize)> = n.children.iter().collect();
+        kids.sort_by(|a, b| self.nodes[*b.1].shallow.cmp(&self.nodes[*a.1].shallow).then(a.0.cmp(b.0)));
+        let shown = if top == 0 { kids.len() } else { top.min(kids.len()) };
+        GroupNode {
+            key,
+            count: n.count,
+            shallow_bytes: n.shallow,
+            deep_bytes: None,
+            retained_bytes: None,
+            children: kids[..shown].iter().map(|(k, &c)| self.node(c, (*k).clone(), top)).collect(),
+            more_children: (kids.len() - shown) as u64,
+        }
+    }
+
+    fn index_of(&self, parent: usize, key: &str) -> usize {
+        self.nodes[parent].children[key]
+    }
+
+    /// Every object in the subtree of node `i`.
+    fn objects(&self, i: usize, out: &mut Vec<ObjIdx>) {
+        out.extend_from_slice(&self.nodes[i].objects);
+        for &c in self.nodes[i].children.values() {
+            self.objects(c, out);
+        }
+    }
+}
+
+/// Computes deep and retained sizes of the shown nodes bottom-up; returns the node's
+/// transitive closure so that its parent can take the union.
+fn fill_sizes(s: &Snapshot, closures: &Closures<'_>, tree: &Tree, i: usize, node: &mut GroupNode) -> ObjSet {
+    let mut child_closures = Vec::new();
+    for child in node.children.iter_mut() {
+        let c = tree.index_of(i, &child.key);
+        child_closures.push(fill_sizes(s, closures, tree, c, child));
+    }
+    let mut members = Vec::new();
+    tree.objects(i, &mut members);
+    let t = if node.more_children == 0 && !node.children.is_empty() && tree.nodes[i].objects.is_empty() {
+        let mut t = child_closures.pop().unwrap_or_else(|| ObjSet::new(s.object_count()));
+        child_closures.iter().for_each(|c| t.union_with(c));
+        t
+    } else {
+        strong_closure(s, &members, None)
+    };
+    let mut set = ObjSet::new(s.object_count());
+    members.iter().for_each(|&o| {
+        set.insert(o);
+    });
+    node.deep_bytes = Some(t.iter().map(|o| s.shallow_bytes(o)).sum());
+    node.retained_bytes = Some(closures.gc_closure(&set, &t).iter().map(|o| s.shallow_bytes(o)).sum());
+    t
+}
+
+fn keys(s: &Snapshot, facts: Option<&RootFacts>, c: Classifier, o: ObjIdx, out: &mut Vec<String>) {
+    let classes = s.classes();
+    let class = s.class_of(o);
+    match c {
+        Classifier::Class => out.push(s.type_label(o)),
+        Classifier::Package => {
+            let p = heap::names::package_of(&classes.get(class).name);
+            out.push(if p.is_empty() { crate::NO_PACKAGE.into() } else { p.to_owned() });
+        }
+        Classifier::Loader => {
+            let loader = classes.get(class).loader_id;
+            out.push(match s.find(loader).filter(|_| loader != 0) {
+                Some(l) => format!("{} {}", s.type_label(l), report::hex_id(loader)),
+                None => "<bootstrap loader>".into(),
+            });
+        }
+        Classifier::Hierarchy => {
+            let mut chain: Vec<String> = classes.chain(class).map(|k| classes.get(k).name.clone()).collect();
+            chain.reverse();
+            out.extend(chain);
+        }
+        Classifier::DirectlyRooted => match facts.and_then(|f| f.direct.get(&o)) {
+            Some(paths) => out.extend(paths[0].iter().cloned()),
+            None => out.push("Not directly referenced by a GC root".into()),
+        },
+        Classifier::IndirectlyRooted => match facts.map(|f| f.via[o.index()]) {
+            Some(v) if v != NOT_REACHED => {
+                let f = facts.expect("facts exist when via does");
+                out.extend(f.starts[v as usize].1.iter().cloned());
+            }
+            _ => out.push("Not reachable from a GC root (strongly)".into()),
+        },
+    }
+}
+
+/// Direct root references (roots and static fields) and, by breadth-first search, the root
+/// each object's shortest strong path starts from.
+fn root_facts(s: &Snapshot) -> RootFacts {
+    let mut direct: HashMap<ObjIdx, Vec<Vec<String>>> = HashMap::new();
+    for r in &s.roots {
+        let mut key = vec![format!("Root: {}", r.kind.name())];
+        match r.detail {
+            RootDetail::Thread { thread, frame } => {
+                let t = &s.threads[thread];
+                key.push(format!("thread {}", t.serial));
+                if let Some(f) = frame.and_then(|d| t.frames.get(d as usize)) {
+                    key.push(crate::paths::frame_text(f));
+                }
+            }
+            _ => key.push(s.type_label(r.object)),
+        }
+        direct.entry(r.object).or_default().push(key);
+    }
+    for (class, field, target) in s.static_refs() {
+        let c = s.classes().get(class);
+        let key = vec!["Root: static field".into(), c.name.clone(), c.statics[field as usize].name.clone()];
+        direct.entry(target).or_default().insert(0, key);
+    }
+    let starts_objs = retention_roots(s);
+    let describe = |o: ObjIdx| -> Vec<String> {
+        match direct.get(&o) {
+            Some(paths) => paths[0].clone(),
+            None => vec!["Root: class held by the VM".into(), s.type_label(o)],
+        }
+    };
+    let starts: Vec<(ObjIdx, Vec<String>)> = starts_objs.iter().map(|&o| (o, describe(o))).collect();
+    let mut via = vec![NOT_REACHED; s.object_count() as usize];
+    let mut queue = std::collections::VecDeque::new();
+    for (i, (o, _)) in starts.iter().enumerate() {
+        if via[o.index()] == NOT_REACHED {
+            via[o.index()] = i as u32;
+            queue.push_back(*o);
+        }
+    }
+    while let Some(o) = queue.pop_front() {
+        let from = via[o.index()];
+        for e in s.edges(o) {
+            if e.strength == RefStrength::Strong && via[e.target.index()] == NOT_REACHED {
+                via[e.target.index()] = from;
+                queue.push_back(e.target);
+            }
+        }
+    }
+    RootFacts { direct, via, starts }
+}
