@@ -18,6 +18,7 @@ mod reachability;
 mod retention;
 mod roots;
 mod selector;
+mod suspects;
 
 pub use closures::{Closures, GroupSizes};
 pub use group::{classify, Classifier};
@@ -27,3 +28,4 @@ pub use reachability::{reachability, Reachability};
 pub use retention::{closure, retention_roots, strong_closure, ObjSet, Retention, StrongGraph};
 pub use roots::roots_report;
 pub use selector::{SelectError, Selector};
+pub use suspects::suspects;

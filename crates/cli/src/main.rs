@@ -37,6 +37,8 @@ enum Command {
     Roots(cmd::roots::RootsArgs),
     /// AntTracks' classification tree: objects grouped by classifiers, with deep and retained bytes.
     Group(cmd::group::GroupArgs),
+    /// Leak suspects: where the memory accumulates, what holds it, and what it holds.
+    Suspects(cmd::suspects::SuspectsArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -56,6 +58,7 @@ fn main() -> std::process::ExitCode {
         Command::Paths(a) => cmd::paths::run(a),
         Command::Roots(a) => cmd::roots::run(a),
         Command::Group(a) => cmd::group::run(a),
+        Command::Suspects(a) => cmd::suspects::run(a),
     };
     match result {
         Ok(code) => code.into(),

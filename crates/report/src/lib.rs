@@ -14,6 +14,7 @@ mod info;
 mod paths;
 mod retention;
 mod roots;
+mod suspects;
 mod text;
 
 pub use group::{GroupNode, GroupReport};
@@ -22,4 +23,5 @@ pub use info::{DumpInfo, RootCount};
 pub use paths::{PathEntry, PathRoot, PathStep, PathsReport};
 pub use retention::{DominatorReport, DominatorRow, GroupTotals, RetainedReport, SelectedGroup, WEAK_NOTE};
 pub use roots::{FrameRow, RootBytes, RootKindRow, RootsReport, StaticRow, ThreadRow};
+pub use suspects::{Accumulated, Suspect, SuspectsReport};
 pub use text::{hex_id, human_bytes, thousands};

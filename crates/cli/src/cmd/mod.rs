@@ -7,3 +7,4 @@ pub mod info;
 pub mod paths;
 pub mod retained;
 pub mod roots;
+pub mod suspects;

@@ -172,3 +172,47 @@ fn demo_group_tree_agrees_with_retained() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown classifier"));
 }
+
+#[test]
+fn demo_suspect_names_the_leaking_map() {
+    let dump = fixture("demo-jdk17.hprof");
+    let r = json(&["suspects", "--json", &dump]);
+    let first = &r["suspects"][0];
+    assert!(first["share"].as_f64().unwrap() > 0.5);
+    assert!(first["data_structure"].as_str().unwrap().contains("SessionLeak$SessionRegistry.sessions"), "{first}");
+    assert_eq!(first["accumulation_point"]["class"], "java.util.HashMap$Node[]");
+    let sessions =
+        first["contents"].as_array().unwrap().iter().find(|c| c["class"] == "SessionLeak$Session").expect("sessions");
+    assert_eq!(sessions["count"], 3000);
+    let text = String::from_utf8(leakscope(&["suspects", &dump]).stdout).unwrap();
+    assert!(
+        text.contains("data structure: java.util.HashMap") && text.contains("3,000 x SessionLeak$Session"),
+        "{text}"
+    );
+}
+
+#[test]
+fn evenly_spread_heap_has_no_suspect() {
+    let heap = |distinct: bool| {
+        let mut h = testkit::HeapBuilder::new();
+        let shared = h.class("Holder", None, &[("data", testkit::Ty::Object)]);
+        for i in 0..20 {
+            let class =
+                if distinct { h.class(&format!("Holder{i}"), None, &[("data", testkit::Ty::Object)]) } else { shared };
+            let o = h.instance(class);
+            let a = h.primitive_array(testkit::Ty::Byte, 1000);
+            h.set(o, "data", a);
+            h.root(hprof::RootKind::JniGlobal, o);
+        }
+        crate::support::temp_dump(&h.build())
+    };
+    let (_d, p) = heap(true);
+    let r = json(&["suspects", "--json", p.to_str().unwrap()]);
+    assert_eq!(r["suspects"], serde_json::json!([]), "twenty unrelated 5% holders: nothing stands out");
+    // Twenty holders of one class together hold everything: one class suspect.
+    let (_d, p) = heap(false);
+    let r = json(&["suspects", "--json", p.to_str().unwrap()]);
+    assert_eq!(r["suspects"][0]["title"], "20 instances of Holder");
+    assert_eq!(r["suspects"][0]["instances"], 20);
+    assert!(r["suspects"][0]["share"].as_f64().unwrap() > 0.99);
+}

@@ -1,0 +1,52 @@
+//! `leakscope suspects`: where the memory accumulates.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::dump_args::{self, DumpArgs};
+use crate::exit::Exit;
+use crate::progress::Bar;
+
+/// An automatic leak-suspects report: the objects (or the many instances of one class) that
+/// retain a large share of the heap, the path from a GC root that holds each, the chain down
+/// the dominator tree to the accumulation point (where the retained size splits into many
+/// small parts, such as a map's table), and what accumulates there, by class.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  leakscope suspects app.hprof\n  leakscope suspects app.hprof --threshold 5 --json"
+)]
+pub struct SuspectsArgs {
+    /// The heap dump (.hprof).
+    pub dump: PathBuf,
+    /// Minimal share of the live heap, in percent, for a suspect (default 10).
+    #[arg(long, value_name = "PERCENT", default_value_t = 10.0, value_parser = parse_percent)]
+    pub threshold: f64,
+    /// Print one JSON document: {"live_bytes","threshold","suspects":[{"title","retained_bytes","share","root","path":[{"id","class","field"}],"chain":[...],"accumulation_point","data_structure","contents":[{"class","count","shallow_bytes"}],"instances"}]}.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub dump_args: DumpArgs,
+}
+
+fn parse_percent(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("{s:?} is not a percentage between 0 and 100")),
+    }
+}
+
+/// Runs the command.
+pub fn run(args: &SuspectsArgs) -> anyhow::Result<Exit> {
+    let bar = Bar::new(args.dump_args.quiet);
+    let snap = dump_args::load_snapshot(&args.dump, &args.dump_args, &bar)?;
+    let retention = analysis::Retention::build(&snap, &bar);
+    let paths = analysis::PathFinder::new(&snap, &bar);
+    let report = analysis::suspects(&snap, &retention, &paths, args.threshold / 100.0);
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", report.to_text());
+    }
+    Ok(Exit::Success)
+}
