@@ -10,6 +10,14 @@ pub struct Csr {
 }
 
 impl Csr {
+    /// A graph from its parts: `offsets` has one more entry than there are nodes, starts at 0,
+    /// never decreases and ends at `targets.len()`.
+    pub fn from_parts(offsets: Packed40, targets: Packed40) -> Csr {
+        debug_assert_eq!(offsets.get(0), 0);
+        debug_assert_eq!(offsets.get(offsets.len() - 1) as usize, targets.len());
+        Csr { offsets, targets }
+    }
+
     /// Number of nodes.
     pub fn node_count(&self) -> usize {
         self.offsets.len().saturating_sub(1)

@@ -23,6 +23,6 @@ mod reverse;
 
 pub use csr::{Csr, CsrBuilder};
 pub use dominators::{dominators, Dominators, Graph};
-pub use packed::Packed40;
+pub use packed::{Packed40, Window40};
 pub use progress::{NoProgress, Progress};
 pub use reverse::reverse;

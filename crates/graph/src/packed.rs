@@ -51,6 +51,28 @@ impl Packed40 {
         self.bytes[i * 5..i * 5 + 5].copy_from_slice(&v.to_le_bytes()[..5]);
     }
 
+    /// A vector of `n` zeros.
+    pub fn zeros(n: usize) -> Self {
+        Packed40 { bytes: vec![0; n.saturating_mul(5)] }
+    }
+
+    /// Splits the vector into disjoint mutable windows at the given ascending value indices,
+    /// so that threads can fill them in parallel: window `k` covers `cuts[k]..cuts[k + 1]`.
+    pub fn windows_mut(&mut self, cuts: &[usize]) -> Vec<Window40<'_>> {
+        let mut out = Vec::with_capacity(cuts.len().saturating_sub(1));
+        let mut rest: &mut [u8] = &mut self.bytes;
+        let mut consumed = 0;
+        for pair in cuts.windows(2) {
+            let (start, end) = (pair[0], pair[1]);
+            let (_, tail) = rest.split_at_mut((start - consumed) * 5);
+            let (mine, tail) = tail.split_at_mut((end - start) * 5);
+            out.push(Window40 { bytes: mine });
+            rest = tail;
+            consumed = end;
+        }
+        out
+    }
+
     /// Appends every value of `other`.
     pub fn extend_from(&mut self, other: &Packed40) {
         self.bytes.extend_from_slice(&other.bytes);
@@ -72,6 +94,31 @@ impl Packed40 {
     }
 }
 
+/// A mutable window of a [`Packed40`], indexed from its own start.
+#[derive(Debug)]
+pub struct Window40<'a> {
+    bytes: &'a mut [u8],
+}
+
+impl Window40<'_> {
+    /// Overwrites value `i` of the window.
+    #[inline]
+    pub fn set(&mut self, i: usize, v: u64) {
+        debug_assert!(v <= MAX);
+        self.bytes[i * 5..i * 5 + 5].copy_from_slice(&v.to_le_bytes()[..5]);
+    }
+
+    /// Number of values in the window.
+    pub fn len(&self) -> usize {
+        self.bytes.len() / 5
+    }
+
+    /// True when the window is empty.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +133,17 @@ mod tests {
             prop_assert_eq!(p.iter().collect::<Vec<_>>(), values.clone());
             for (i, &v) in values.iter().enumerate() { prop_assert_eq!(p.get(i), v); }
         }
+    }
+
+    #[test]
+    fn windows_fill_disjoint_ranges() {
+        let mut p = Packed40::zeros(10);
+        for (k, mut w) in p.windows_mut(&[0, 3, 3, 10]).into_iter().enumerate() {
+            for i in 0..w.len() {
+                w.set(i, (k * 100 + i) as u64);
+            }
+        }
+        assert_eq!(p.iter().collect::<Vec<_>>(), vec![0, 1, 2, 200, 201, 202, 203, 204, 205, 206]);
     }
 
     #[test]

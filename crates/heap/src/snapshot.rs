@@ -8,7 +8,7 @@
 //! [`Snapshot::address`] reads it from the mapped file; field names are not kept per edge
 //! either: [`Snapshot::labeled_edges`] re-reads the object's record.
 
-use graph::{Csr, CsrBuilder, Packed40, Progress};
+use graph::{Csr, Packed40, Progress};
 use hprof::{BasicType, Cursor, SubRecord, Value};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -177,66 +177,69 @@ impl Snapshot {
             class_class,
         };
         let n = addrs.len();
-        progress.start("indexing references", n as u64);
-        let blocks: Vec<Block> = (0..n.div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|k| {
-                let range = k * CHUNK..((k + 1) * CHUNK).min(n);
-                let b = ctx.block(range.clone());
-                release_block(&dump, &offsets, range.clone());
-                progress.advance(range.len() as u64);
-                b
+        // Pass 1: class, size, reference count and referent flag of every object, written in
+        // place; chunks are multiples of 64 objects, so each owns whole words of the bitset.
+        progress.start("reading objects", n as u64);
+        let (mut class, mut size8, mut counts) = (vec![0u32; n], vec![0u32; n], vec![0u32; n]);
+        let mut referent_first = vec![0u64; n.div_ceil(64)];
+        let facts: Vec<ChunkFacts> = class
+            .par_chunks_mut(CHUNK)
+            .zip(size8.par_chunks_mut(CHUNK))
+            .zip(counts.par_chunks_mut(CHUNK))
+            .zip(referent_first.par_chunks_mut(CHUNK / 64))
+            .enumerate()
+            .map(|(k, (((class, size8), counts), referent))| {
+                let f = ctx.describe(k * CHUNK, class, size8, counts, referent);
+                release_block(&dump, &offsets, k * CHUNK..k * CHUNK + class.len());
+                progress.advance(class.len() as u64);
+                f
             })
             .collect();
         progress.finish();
+        // Pass 2: the references themselves, each chunk into its own window of the targets.
+        let mut edge_offsets = Packed40::with_capacity(n + 1);
+        let mut total = 0u64;
+        edge_offsets.push(0);
+        for &c in &counts {
+            total += u64::from(c);
+            edge_offsets.push(total);
+        }
+        drop(counts);
+        let mut targets = Packed40::zeros(total as usize);
+        let cuts: Vec<usize> = (0..=n.div_ceil(CHUNK)).map(|k| edge_offsets.get((k * CHUNK).min(n)) as usize).collect();
+        progress.start("indexing references", n as u64);
+        targets.windows_mut(&cuts).into_par_iter().enumerate().for_each(|(k, window)| {
+            let range = k * CHUNK..((k + 1) * CHUNK).min(n);
+            ctx.fill(range.clone(), window);
+            release_block(&dump, &offsets, range.clone());
+            progress.advance(range.len() as u64);
+        });
+        progress.finish();
         drop(addrs);
-        let mut snap = Snapshot::assemble(dump.clone(), census, addr_index, offsets, blocks);
-        snap.add_roots(&ix, std::mem::take(&mut scan.roots));
-        Ok(snap)
-    }
-
-    fn assemble(
-        dump: Dump,
-        mut census: Census,
-        addr_index: AddrIndex,
-        offsets: Packed40,
-        blocks: Vec<Block>,
-    ) -> Snapshot {
-        let n = offsets.len();
-        let (mut class, mut size8) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let mut referent_first = vec![0u64; n.div_ceil(64)];
-        let mut csr = CsrBuilder::new();
         let mut mirrors = Vec::new();
-        let mut base = 0usize;
-        for b in blocks {
-            for (i, id) in b.mirrors {
+        for (k, f) in facts.into_iter().enumerate() {
+            for (i, id) in f.mirrors {
                 if let Some(c) = census.classes.by_id(id) {
-                    mirrors.push((ObjIdx((base + i as usize) as u64), c));
+                    mirrors.push((ObjIdx((k * CHUNK + i as usize) as u64), c));
                 }
             }
-            class.extend_from_slice(&b.class);
-            size8.extend_from_slice(&b.size8);
-            for i in b.referent_first {
-                let o = base + i as usize;
-                referent_first[o / 64] |= 1 << (o % 64);
-            }
-            csr.push_block(&b.counts, &b.targets);
-            census.warnings.merge(b.warnings);
-            base += b.class.len();
+            census.warnings.merge(f.warnings);
         }
-        Snapshot {
-            dump,
+        let mut snap = Snapshot {
+            dump: dump.clone(),
             census,
             class,
             size8,
             offsets,
-            edges: csr.finish(),
+            edges: Csr::from_parts(edge_offsets, targets),
             referent_first,
             mirrors,
             roots: Vec::new(),
             threads: Vec::new(),
             addr_index,
-        }
+        };
+        snap.add_roots(&ix, std::mem::take(&mut scan.roots));
+        Ok(snap)
     }
 
     fn add_roots(&mut self, ix: &DumpIndex<'_>, roots: Vec<(u64, hprof::Root)>) {
@@ -398,14 +401,9 @@ impl Snapshot {
     }
 }
 
-/// What one chunk of the edge pass produces.
-struct Block {
-    class: Vec<u32>,
-    size8: Vec<u32>,
-    counts: Vec<u32>,
-    targets: Packed40,
-    referent_first: Vec<u32>,
-    /// Class mirrors in this block: position and class id.
+/// What the first pass learns about a chunk besides the per-object arrays.
+struct ChunkFacts {
+    /// Class mirrors in this chunk: position in the chunk and class id.
     mirrors: Vec<(u32, u64)>,
     warnings: crate::warnings::Warnings,
 }
@@ -422,58 +420,64 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn block(&self, range: std::ops::Range<usize>) -> Block {
-        let len = range.len();
-        let mut b = Block {
-            class: Vec::with_capacity(len),
-            size8: Vec::with_capacity(len),
-            counts: Vec::with_capacity(len),
-            targets: Packed40::new(),
-            referent_first: Vec::new(),
-            mirrors: Vec::new(),
-            warnings: Default::default(),
-        };
+    /// First pass over the objects from `start`: class, size in 8-byte units, number of
+    /// references that resolve, and whether the first is a Reference's referent.
+    fn describe(
+        &self,
+        start: usize,
+        class: &mut [u32],
+        size8: &mut [u32],
+        counts: &mut [u32],
+        referent: &mut [u64],
+    ) -> ChunkFacts {
+        let mut f = ChunkFacts { mirrors: Vec::new(), warnings: Default::default() };
         let classes = &self.census.classes;
-        for (i, off) in range.map(|o| self.offsets.get(o)).enumerate() {
-            let Some(rec) = read_at(self.data, off, self.id_size) else {
-                b.class.push(0);
-                b.size8.push(0);
-                b.counts.push(0);
-                continue;
-            };
-            let (class, bytes) = self.class_and_size(&rec);
+        for i in 0..class.len() {
+            let off = self.offsets.get(start + i);
+            let Some(rec) = read_at(self.data, off, self.id_size) else { continue };
+            let (c, bytes) = self.class_and_size(&rec);
             if let SubRecord::Class(d) = &rec {
-                b.mirrors.push((i as u32, d.head.class_id));
+                f.mirrors.push((i as u32, d.head.class_id));
             }
-            b.class.push(class.0);
-            b.size8.push(u32::try_from(bytes / 8).unwrap_or(u32::MAX));
-            let before = b.targets.len();
-            let mut first = true;
-            let referent = classes.get(class).referent_slot;
-            for_each_ref(&rec, classes, self.id_size, |label, id| {
-                match self.index.find(|i| self.addrs[i], id) {
-                    Some(t) => {
-                        let is_referent = matches!(label, EdgeLabel::Field { .. })
-                            && first
-                            && referent.is_some()
-                            && is_referent_label(classes, class, label);
-                        if is_referent {
-                            b.referent_first.push(i as u32);
-                        }
-                        b.targets.push(t as u64);
+            class[i] = c.0;
+            size8[i] = u32::try_from(bytes / 8).unwrap_or(u32::MAX);
+            let has_referent = classes.get(c).referent_slot.is_some();
+            let mut n = 0u32;
+            for_each_ref(&rec, classes, self.id_size, |label, id| match self.index.find(|k| self.addrs[k], id) {
+                Some(_) => {
+                    if n == 0 && has_referent && is_referent_label(classes, c, label) {
+                        referent[i / 64] |= 1 << (i % 64);
                     }
-                    None => b.warnings.add(WarningKind::DanglingReference, 1, Some(off), || format!("id 0x{id:x}")),
+                    n += 1;
                 }
-                first = false;
+                None => f.warnings.add(WarningKind::DanglingReference, 1, Some(off), || format!("id 0x{id:x}")),
             });
+            counts[i] = n;
             if let SubRecord::Instance { values, .. } = &rec {
-                if values.len() as u32 != classes.get(class).values_bytes && classes.get(class).dump_offset.is_some() {
-                    b.warnings.add(WarningKind::FieldLengthMismatch, 1, Some(off), || classes.get(class).name.clone());
+                let cls = classes.get(c);
+                if values.len() as u32 != cls.values_bytes && cls.dump_offset.is_some() {
+                    f.warnings.add(WarningKind::FieldLengthMismatch, 1, Some(off), || cls.name.clone());
                 }
             }
-            b.counts.push((b.targets.len() - before) as u32);
         }
-        b
+        f
+    }
+
+    /// Second pass: the resolved references of the objects in `range`, in the order the first
+    /// pass counted them, into the chunk's window of the target array.
+    fn fill(&self, range: std::ops::Range<usize>, mut window: graph::Window40<'_>) {
+        let classes = &self.census.classes;
+        let mut k = 0;
+        for o in range {
+            let Some(rec) = read_at(self.data, self.offsets.get(o), self.id_size) else { continue };
+            for_each_ref(&rec, classes, self.id_size, |_, id| {
+                if let Some(t) = self.index.find(|i| self.addrs[i], id) {
+                    window.set(k, t as u64);
+                    k += 1;
+                }
+            });
+        }
+        debug_assert_eq!(k, window.len());
     }
 
     fn class_and_size(&self, rec: &SubRecord<'_>) -> (ClassIdx, u64) {
