@@ -85,9 +85,9 @@ fn weak_references_do_not_retain() {
     assert!(r.retained_bytes(holder) > r.retained_bytes(a));
 }
 
-#[test]
-fn shared_objects_belong_to_no_single_holder() {
-    // Two caches hold the same 10 values: each retains only itself.
+/// Two rooted caches, each with its own array holding the same ten 24-byte values:
+/// returns the heap, both caches and the first cache's array.
+fn two_caches() -> (HeapBuilder, [ObjRef; 3]) {
     let mut h = HeapBuilder::new();
     let cache = h.class("Cache", None, &[("items", Ty::Object)]);
     let value = h.class("Value", None, &[("x", Ty::Long)]);
@@ -99,6 +99,13 @@ fn shared_objects_belong_to_no_single_holder() {
     h.set(c2, "items", a2);
     h.root(RootKind::JniGlobal, c1);
     h.root(RootKind::JniGlobal, c2);
+    (h, [c1, c2, a1])
+}
+
+#[test]
+fn shared_objects_belong_to_no_single_holder() {
+    // Two caches hold the same 10 values: each retains only itself.
+    let (h, [c1, _, a1]) = two_caches();
     let s = snapshot(&h);
     let r = Retention::build(&s, &NoProgress);
     let c1 = s.find(c1.0).unwrap();
@@ -165,17 +172,7 @@ proptest! {
 
 #[test]
 fn group_of_two_caches_retains_what_neither_does_alone() {
-    let mut h = HeapBuilder::new();
-    let cache = h.class("Cache", None, &[("items", Ty::Object)]);
-    let value = h.class("Value", None, &[("x", Ty::Long)]);
-    let values: Vec<_> = (0..10).map(|_| Some(h.instance(value))).collect();
-    let (c1, c2) = (h.instance(cache), h.instance(cache));
-    let a1 = h.object_array("[LValue;", &values);
-    let a2 = h.object_array("[LValue;", &values);
-    h.set(c1, "items", a1);
-    h.set(c2, "items", a2);
-    h.root(RootKind::JniGlobal, c1);
-    h.root(RootKind::JniGlobal, c2);
+    let (h, [c1, c2, _]) = two_caches();
     let s = snapshot(&h);
     let closures = analysis::Closures::new(&s, &NoProgress);
     let (c1, c2) = (s.find(c1.0).unwrap(), s.find(c2.0).unwrap());

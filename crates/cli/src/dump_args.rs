@@ -5,6 +5,8 @@ use std::path::Path;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
+use crate::exit::Exit;
+
 /// On or off, for layout overrides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Switch {
@@ -93,4 +95,19 @@ pub fn load_snapshot(path: &Path, args: &DumpArgs, bar: &crate::progress::Bar) -
 pub fn parse_id(s: &str) -> Result<u64, String> {
     let hex = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
     u64::from_str_radix(hex, 16).map_err(|_| format!("{s:?} is not an object id such as 0x7f3a10"))
+}
+
+/// Parses a `--select` value.
+pub fn parse_selector(s: &str) -> Result<analysis::Selector, String> {
+    s.parse().map_err(|e: analysis::SelectError| e.to_string())
+}
+
+/// Prints a report on stdout: one JSON document with `--json`, else its text form.
+pub fn emit<R: serde::Serialize>(json: bool, report: &R, text: impl FnOnce(&R) -> String) -> anyhow::Result<Exit> {
+    if json {
+        println!("{}", serde_json::to_string(report)?);
+    } else {
+        print!("{}", text(report));
+    }
+    Ok(Exit::Success)
 }

@@ -72,10 +72,5 @@ pub fn run(args: &DominatorsArgs) -> anyhow::Result<Exit> {
         objects: children.into_iter().map(|o| row(o, of)).collect(),
         more: more as u64,
     };
-    if args.json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        print!("{}", report.to_text());
-    }
-    Ok(Exit::Success)
+    dump_args::emit(args.json, &report, |r| r.to_text())
 }

@@ -43,10 +43,5 @@ pub fn run(args: &GroupArgs) -> anyhow::Result<Exit> {
     let closures = analysis::Closures::new(&snap, &bar);
     let tree = analysis::classify(&snap, &closures, &args.by, args.top);
     let report = report::GroupReport { by: args.by.iter().map(ToString::to_string).collect(), tree };
-    if args.json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        print!("{}", report.to_text());
-    }
-    Ok(Exit::Success)
+    dump_args::emit(args.json, &report, |r| r.to_text())
 }

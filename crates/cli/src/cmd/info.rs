@@ -64,10 +64,5 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<Exit> {
         snapshot_bytes: snap.heap_bytes() as u64,
         warnings: c.warnings.items().iter().map(|w| w.to_string()).collect(),
     };
-    if args.json {
-        println!("{}", serde_json::to_string(&info)?);
-    } else {
-        print!("{}", info.to_text());
-    }
-    Ok(Exit::Success)
+    dump_args::emit(args.json, &info, |r| r.to_text())
 }

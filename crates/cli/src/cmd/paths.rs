@@ -22,7 +22,7 @@ use crate::progress::Bar;
 )]
 pub struct PathsArgs {
     /// The objects (class:NAME, class:NAME+, id:0xADDR, static:CLASS.FIELD, rule:A>B>C).
-    #[arg(long = "select", value_name = "SEL", value_parser = parse_selector)]
+    #[arg(long = "select", value_name = "SEL", value_parser = dump_args::parse_selector)]
     pub selector: analysis::Selector,
     /// The heap dump (.hprof).
     pub dump: PathBuf,
@@ -34,10 +34,6 @@ pub struct PathsArgs {
     pub json: bool,
     #[command(flatten)]
     pub dump_args: DumpArgs,
-}
-
-fn parse_selector(s: &str) -> Result<analysis::Selector, String> {
-    s.parse().map_err(|e: analysis::SelectError| e.to_string())
 }
 
 /// Runs the command.
@@ -73,10 +69,5 @@ pub fn run(args: &PathsArgs) -> anyhow::Result<Exit> {
         unreachable,
         more_shapes,
     };
-    if args.json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        print!("{}", report.to_text());
-    }
-    Ok(Exit::Success)
+    dump_args::emit(args.json, &report, |r| r.to_text())
 }

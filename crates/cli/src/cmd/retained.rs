@@ -25,17 +25,13 @@ pub struct RetainedArgs {
     /// The heap dump (.hprof).
     pub dump: PathBuf,
     /// A group of objects (repeatable).
-    #[arg(long = "select", value_name = "SEL", required = true, value_parser = parse_selector)]
+    #[arg(long = "select", value_name = "SEL", required = true, value_parser = dump_args::parse_selector)]
     pub selectors: Vec<analysis::Selector>,
     /// Print one JSON document: {"groups":[{"selector","objects","shallow_bytes","transitive_bytes","retained_bytes"}],"union":{...}}.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
     pub dump_args: DumpArgs,
-}
-
-fn parse_selector(s: &str) -> Result<analysis::Selector, String> {
-    s.parse().map_err(|e: analysis::SelectError| e.to_string())
 }
 
 /// Runs the command.
@@ -65,10 +61,5 @@ pub fn run(args: &RetainedArgs) -> anyhow::Result<Exit> {
             .collect(),
         union: totals(&all),
     };
-    if args.json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        print!("{}", report.to_text());
-    }
-    Ok(Exit::Success)
+    dump_args::emit(args.json, &report, |r| r.to_text())
 }

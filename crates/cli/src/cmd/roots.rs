@@ -36,10 +36,5 @@ pub fn run(args: &RootsArgs) -> anyhow::Result<Exit> {
     let retention = analysis::Retention::build(&snap, &bar);
     let closures = analysis::Closures::new(&snap, &bar);
     let report = analysis::roots_report(&snap, &retention, &closures, args.top);
-    if args.json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        print!("{}", report.to_text());
-    }
-    Ok(Exit::Success)
+    dump_args::emit(args.json, &report, |r| r.to_text())
 }

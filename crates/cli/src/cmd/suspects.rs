@@ -43,10 +43,5 @@ pub fn run(args: &SuspectsArgs) -> anyhow::Result<Exit> {
     let retention = analysis::Retention::build(&snap, &bar);
     let paths = analysis::PathFinder::new(&snap, &bar);
     let report = analysis::suspects(&snap, &retention, &paths, args.threshold / 100.0);
-    if args.json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        print!("{}", report.to_text());
-    }
-    Ok(Exit::Success)
+    dump_args::emit(args.json, &report, |r| r.to_text())
 }
