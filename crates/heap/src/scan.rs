@@ -46,7 +46,7 @@ pub(crate) struct Scan {
     pub obj_arrays: FxHashMap<u64, LenCounts>,
     pub prim_arrays: FxHashMap<BasicType, LenCounts>,
     pub evidence: Vec<ArrayGap>,
-    /// (address, file offset) of every object, when the caller keeps objects.
+    /// (address, file offset) of every object, when the caller keeps objects (set by `run` only).
     pub objects: Vec<(u64, u64)>,
     pub warnings: Warnings,
     pub unread_bytes: u64,
@@ -64,41 +64,51 @@ impl Scan {
     /// Each segment's pages are released from the resident set once read.
     pub fn run(dump: &Dump, ix: &DumpIndex<'_>, keep_objects: bool, progress: &dyn Progress) -> Scan {
         let data = dump.data();
+        let id_size = ix.header.id_size;
+        // The (address, offset) list is the build's largest temporary: allocate it once at its
+        // exact size, counted by a cheap pass, and let each segment fill its own slice. Growing
+        // per-segment vectors in worker threads left hundreds of MB stranded in their arenas.
+        let counts: Vec<usize> = if keep_objects {
+            ix.segments.par_iter().map(|seg| count_objects(data, *seg, id_size)).collect()
+        } else {
+            vec![0; ix.segments.len()]
+        };
+        let mut objects = vec![(0u64, 0u64); counts.iter().sum()];
+        let mut sinks = Vec::with_capacity(counts.len());
+        let mut rest: &mut [(u64, u64)] = &mut objects;
+        for &c in &counts {
+            let (mine, tail) = rest.split_at_mut(c);
+            sinks.push(mine);
+            rest = tail;
+        }
         progress.start("reading heap", ix.heap_bytes());
         let last = ix.segments.len().saturating_sub(1);
         let truncated = ix.warnings.count(WarningKind::Truncated) > 0;
         let parts: Vec<Scan> = ix
             .segments
             .par_iter()
+            .zip(sinks.into_par_iter())
             .enumerate()
-            .map(|(i, seg)| {
-                let s = Scan::segment(data, *seg, ix.header.id_size, keep_objects, truncated && i == last);
+            .map(|(i, (seg, sink))| {
+                let s = Scan::segment(data, *seg, id_size, sink, truncated && i == last);
                 dump.release(seg.offset, seg.len);
                 progress.advance(seg.len as u64);
                 s
             })
             .collect();
         progress.finish();
-        // Objects are gathered once at their exact size: growing one vector by doubling
-        // would briefly hold twice the largest per-object array of the whole build.
-        let total = parts.iter().map(|p| p.objects.len()).sum();
-        let mut objects = Vec::with_capacity(total);
-        let mut merged = Scan::default();
-        for mut p in parts {
-            objects.append(&mut p.objects);
-            p.objects = Vec::new();
-            merged = merged.merge(p);
-        }
+        let mut merged = parts.into_iter().fold(Scan::default(), Scan::merge);
         merged.objects = objects;
         merged
     }
 
-    fn segment(data: &[u8], seg: Segment, id_size: hprof::IdSize, keep: bool, cut_short: bool) -> Scan {
+    fn segment(data: &[u8], seg: Segment, id_size: hprof::IdSize, sink: &mut [(u64, u64)], cut_short: bool) -> Scan {
         let mut s = Scan::default();
         let start = seg.offset as usize;
         let body = data.get(start..start + seg.len).unwrap_or(&[]);
         let mut it = SubRecords::new(body, seg.offset, id_size);
         let mut prev: Option<(u64, Prev)> = None;
+        let mut kept = 0;
         while let Some(item) = it.next() {
             let (off, rec) = match item {
                 Ok(x) => x,
@@ -130,8 +140,9 @@ impl Scan {
                 }
                 SubRecord::HeapDumpInfo(_) => continue,
             };
-            if keep {
-                s.objects.push((addr, off));
+            if let Some(slot) = sink.get_mut(kept) {
+                *slot = (addr, off);
+                kept += 1;
             }
             if let Some((prev_addr, p)) = prev {
                 if addr > prev_addr {
@@ -188,6 +199,18 @@ impl Scan {
         };
         self
     }
+}
+
+/// Objects in a segment, read exactly as [`Scan::segment`] reads them (stopping at the same error).
+fn count_objects(data: &[u8], seg: Segment, id_size: hprof::IdSize) -> usize {
+    let start = seg.offset as usize;
+    let body = data.get(start..start + seg.len).unwrap_or(&[]);
+    SubRecords::new(body, seg.offset, id_size)
+        .map_while(Result::ok)
+        .filter(|(_, r)| {
+            matches!(r, SubRecord::Instance { .. } | SubRecord::ObjArray { .. } | SubRecord::PrimArray { .. })
+        })
+        .count()
 }
 
 fn merge_lens<K: std::hash::Hash + Eq>(into: &mut FxHashMap<K, LenCounts>, from: FxHashMap<K, LenCounts>) {
