@@ -452,6 +452,22 @@ mod tests {
     }
 
     #[test]
+    fn two_phase_thesis_total_occupied_bytes() {
+        // Figure 3.1 of the two-phase thesis: root(0) -> display(1), dbl_linked_list(2);
+        // both -> setting(3); list -> item1(4) <-> item2(5) <-> item3(6); item i -> value i (7, 8, 9).
+        let e = [(0, 1), (0, 2), (1, 3), (2, 3), (2, 4), (4, 5), (5, 4), (5, 6), (6, 5), (4, 7), (5, 8), (6, 9)];
+        let g = graph(10, &e);
+        let d = dominators(&g, 0, &NoProgress);
+        // Occupied bytes of the items and values as §3.1 gives them; the others are made up.
+        let bytes = [0, 16, 20, 24, 4, 4, 4, 36, 110, 28];
+        let total = d.subtree_sums(|v| bytes[v]);
+        assert_eq!(total[4], 186, "item1: 4 + (4 + 36 + 4 + 110 + 28)");
+        assert_eq!(d.immediate_dominator(3), Some(0), "setting is shared, so neither holder owns it");
+        assert_eq!(total[2], 20 + 186, "the list owns its items but not the setting");
+        check_against_oracle(10, &e);
+    }
+
+    #[test]
     fn toy_graphs() {
         check_against_oracle(1, &[]);
         check_against_oracle(3, &[(0, 1), (1, 2), (2, 1)]); // a cycle
