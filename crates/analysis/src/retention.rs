@@ -174,6 +174,11 @@ impl Retention {
         self.retained[0]
     }
 
+    /// Number of strongly live objects.
+    pub fn live_count(&self) -> u64 {
+        self.dom.reached_count() as u64 - 1
+    }
+
     /// True when a chain of strong references leads from a GC root to `o`.
     pub fn is_live(&self, o: ObjIdx) -> bool {
         self.dom.is_reachable(o.index() + 1)

@@ -50,6 +50,9 @@ pub struct DominatorReport {
     pub objects: Vec<DominatorRow>,
     /// Rows left out by `--top`.
     pub more: u64,
+    /// True when the rows are the biggest retained sizes anywhere in the tree (`--flat`).
+    #[serde(default)]
+    pub flat: bool,
 }
 
 impl DominatorReport {
@@ -57,6 +60,13 @@ impl DominatorReport {
     pub fn to_text(&self) -> String {
         let mut o = String::new();
         match &self.parent {
+            None if self.flat => {
+                let _ = writeln!(
+                    o,
+                    "Biggest retained sizes anywhere in the dominator tree (live heap {}):",
+                    human_bytes(self.live_bytes)
+                );
+            }
             None => {
                 let _ =
                     writeln!(o, "Biggest retainers below the GC roots (live heap {}):", human_bytes(self.live_bytes));

@@ -16,7 +16,8 @@ use crate::progress::Bar;
 /// --children, the list is the top of the tree: objects that only GC roots keep alive. With
 /// --children ID, it is the objects that ID dominates, each with its share of ID's retained
 /// size, to descend step by step toward the data structure that holds the memory (the
-/// accumulation point). Dominators are exact (Semi-NCA over the whole object graph).
+/// accumulation point). With --flat, the biggest retained sizes anywhere in the tree, nested
+/// holders included. Dominators are exact (Semi-NCA over the whole object graph).
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  leakscope dominators app.hprof\n  leakscope dominators app.hprof --children 0x7ff012a40 --top 10\n  leakscope dominators app.hprof --json"
@@ -28,9 +29,13 @@ pub struct DominatorsArgs {
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
     /// List the objects this one dominates, instead of the top of the tree.
-    #[arg(long, value_name = "ID", value_parser = dump_args::parse_id)]
+    #[arg(long, value_name = "ID", value_parser = dump_args::parse_id, conflicts_with = "flat")]
     pub children: Option<u64>,
-    /// Print one JSON document: {"parent","live_bytes","objects":[{"id","class","shallow_bytes","retained_bytes","share","children"}],"more"}.
+    /// List the biggest retained sizes anywhere in the tree (a holder and the objects inside it
+    /// all appear), instead of the top of the tree.
+    #[arg(long)]
+    pub flat: bool,
+    /// Print one JSON document: {"parent","live_bytes","objects":[{"id","class","shallow_bytes","retained_bytes","share","children","represents"}],"more","flat"}.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -63,14 +68,22 @@ pub fn run(args: &DominatorsArgs) -> anyhow::Result<Exit> {
         );
     }
     let of = parent.map_or(r.live_bytes(), |p| r.retained_bytes(p));
-    let mut children = r.children(parent);
-    let more = if args.top > 0 && children.len() > args.top { children.len() - args.top } else { 0 };
-    children.truncate(children.len() - more);
+    let (children, more) = if args.flat {
+        let shown = r.top(if args.top == 0 { usize::MAX } else { args.top });
+        let more = r.live_count() - shown.len() as u64;
+        (shown, more)
+    } else {
+        let mut all = r.children(parent);
+        let more = if args.top > 0 && all.len() > args.top { all.len() - args.top } else { 0 };
+        all.truncate(all.len() - more);
+        (all, more as u64)
+    };
     let report = report::DominatorReport {
         parent: parent.map(|p| row(p, r.live_bytes())),
         live_bytes: r.live_bytes(),
         objects: children.into_iter().map(|o| row(o, of)).collect(),
-        more: more as u64,
+        more,
+        flat: args.flat,
     };
     dump_args::emit(args.json, &report, |r| r.to_text())
 }

@@ -216,3 +216,16 @@ fn evenly_spread_heap_has_no_suspect() {
     assert_eq!(r["suspects"][0]["instances"], 20);
     assert!(r["suspects"][0]["share"].as_f64().unwrap() > 0.99);
 }
+
+#[test]
+fn flat_dominators_list_nested_holders() {
+    let dump = fixture("demo-jdk17.hprof");
+    let flat = json(&["dominators", "--json", "--flat", "--top", "4", &dump]);
+    let classes: Vec<&str> = flat["objects"].as_array().unwrap().iter().map(|o| o["class"].as_str().unwrap()).collect();
+    assert_eq!(classes[1..], ["SessionLeak$SessionRegistry", "java.util.HashMap", "java.util.HashMap$Node[]"]);
+    let sizes: Vec<u64> =
+        flat["objects"].as_array().unwrap().iter().map(|o| o["retained_bytes"].as_u64().unwrap()).collect();
+    assert!(sizes.windows(2).all(|w| w[0] >= w[1]));
+    assert!(flat["more"].as_u64().unwrap() > 40_000, "every other live object");
+    assert_eq!(flat["flat"], true);
+}
