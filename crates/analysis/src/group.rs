@@ -86,17 +86,35 @@ pub fn classify(s: &Snapshot, closures: &Closures<'_>, by: &[Classifier], top: u
         .iter()
         .any(|c| matches!(c, Classifier::DirectlyRooted | Classifier::IndirectlyRooted))
         .then(|| root_facts(s));
+    // Keys that depend only on the class are made once per class, not once per object.
+    let per_class: Vec<Option<Vec<Vec<String>>>> = by
+        .iter()
+        .map(|&c| class_based(c).then(|| s.classes().iter().map(|(i, _)| class_keys(s, c, i)).collect()))
+        .collect();
     let mut tree = Tree::default();
+    let mut mirror_key = Vec::new();
     for o in s.objects() {
-        let mut path = Vec::new();
-        for c in by {
-            keys(s, facts.as_ref(), *c, o, &mut path);
+        let mut path: Vec<&str> = Vec::with_capacity(by.len() * 2);
+        let is_mirror = s.mirror_class(o).is_some();
+        if is_mirror {
+            mirror_key = vec![s.type_label(o)];
+        }
+        for (k, &c) in by.iter().enumerate() {
+            match &per_class[k] {
+                Some(_) if is_mirror && c == Classifier::Class => path.push(&mirror_key[0]),
+                Some(keys) => path.extend(keys[s.class_of(o).index()].iter().map(String::as_str)),
+                None => object_keys(facts.as_ref(), c, o, &mut path),
+            }
         }
         tree.add(&path, o, s.shallow_bytes(o));
     }
     let mut out = tree.node(0, "all objects".into(), top);
     fill_sizes(s, closures, &tree, 0, &mut out);
     out
+}
+
+fn class_based(c: Classifier) -> bool {
+    !matches!(c, Classifier::DirectlyRooted | Classifier::IndirectlyRooted)
 }
 
 #[derive(Default)]
@@ -113,7 +131,7 @@ struct TreeNode {
 }
 
 impl Tree {
-    fn add(&mut self, path: &[String], o: ObjIdx, bytes: u64) {
+    fn add(&mut self, path: &[&str], o: ObjIdx, bytes: u64) {
         if self.nodes.is_empty() {
             self.nodes.push(TreeNode::default());
         }
@@ -121,12 +139,12 @@ impl Tree {
         self.nodes[0].count += 1;
         self.nodes[0].shallow += bytes;
         for key in path {
-            let next = match self.nodes[cur].children.get(key) {
+            let next = match self.nodes[cur].children.get(*key) {
                 Some(&n) => n,
                 None => {
                     self.nodes.push(TreeNode::default());
                     let n = self.nodes.len() - 1;
-                    self.nodes[cur].children.insert(key.clone(), n);
+                    self.nodes[cur].children.insert((*key).to_owned(), n);
                     n
                 }
             };
@@ -193,38 +211,47 @@ fn fill_sizes(s: &Snapshot, closures: &Closures<'_>, tree: &Tree, i: usize, node
     t
 }
 
-fn keys(s: &Snapshot, facts: Option<&RootFacts>, c: Classifier, o: ObjIdx, out: &mut Vec<String>) {
+/// The keys of a class-based classifier for instances of `class`.
+fn class_keys(s: &Snapshot, c: Classifier, class: heap::ClassIdx) -> Vec<String> {
     let classes = s.classes();
-    let class = s.class_of(o);
     match c {
-        Classifier::Class => out.push(s.type_label(o)),
+        Classifier::Class => vec![classes.get(class).name.clone()],
         Classifier::Package => {
             let p = heap::names::package_of(&classes.get(class).name);
-            out.push(if p.is_empty() { crate::NO_PACKAGE.into() } else { p.to_owned() });
+            vec![if p.is_empty() { crate::NO_PACKAGE.into() } else { p.to_owned() }]
         }
         Classifier::Loader => {
             let loader = classes.get(class).loader_id;
-            out.push(match s.find(loader).filter(|_| loader != 0) {
+            vec![match s.find(loader).filter(|_| loader != 0) {
                 Some(l) => format!("{} {}", s.type_label(l), report::hex_id(loader)),
                 None => "<bootstrap loader>".into(),
-            });
+            }]
         }
         Classifier::Hierarchy => {
             let mut chain: Vec<String> = classes.chain(class).map(|k| classes.get(k).name.clone()).collect();
             chain.reverse();
-            out.extend(chain);
+            chain
         }
-        Classifier::DirectlyRooted => match facts.and_then(|f| f.direct.get(&o)) {
-            Some(paths) => out.extend(paths[0].iter().cloned()),
-            None => out.push("Not directly referenced by a GC root".into()),
+        Classifier::DirectlyRooted | Classifier::IndirectlyRooted => Vec::new(),
+    }
+}
+
+const NOT_DIRECT: &str = "Not directly referenced by a GC root";
+const NOT_REACHED_KEY: &str = "Not reachable from a GC root (strongly)";
+
+/// The keys of a root-based classifier for object `o`.
+fn object_keys<'f>(facts: Option<&'f RootFacts>, c: Classifier, o: ObjIdx, out: &mut Vec<&'f str>) {
+    let Some(f) = facts else { return };
+    match c {
+        Classifier::DirectlyRooted => match f.direct.get(&o) {
+            Some(paths) => out.extend(paths[0].iter().map(String::as_str)),
+            None => out.push(NOT_DIRECT),
         },
-        Classifier::IndirectlyRooted => match facts.map(|f| f.via[o.index()]) {
-            Some(v) if v != NOT_REACHED => {
-                let f = facts.expect("facts exist when via does");
-                out.extend(f.starts[v as usize].1.iter().cloned());
-            }
-            _ => out.push("Not reachable from a GC root (strongly)".into()),
+        Classifier::IndirectlyRooted => match f.via[o.index()] {
+            NOT_REACHED => out.push(NOT_REACHED_KEY),
+            v => out.extend(f.starts[v as usize].1.iter().map(String::as_str)),
         },
+        _ => {}
     }
 }
 
