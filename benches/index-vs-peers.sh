@@ -6,7 +6,8 @@
 #   benches/index-vs-peers.sh DUMP
 #
 # Peers are skipped when missing: `cargo install --locked hprof-analyzer` (its newest zip
-# dependency does not build without --locked), `apt-get install visualvm`.
+# dependency does not build without --locked), `apt-get install visualvm`. Set
+# VISUALVM_HEAP_JAR to another path to skip VisualVM (it needs ~10x the dump size in memory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dump=${1:?usage: benches/index-vs-peers.sh DUMP}
@@ -31,7 +32,7 @@ run leakscope target/release/leakscope dominators --quiet --top 20 "$dump"
 if command -v hprof-analyzer >/dev/null; then
   run hprof-analyzer hprof-analyzer "$dump"
 fi
-jar=/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar
+jar=${VISUALVM_HEAP_JAR-/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar}
 if [ -f "$jar" ]; then
   javac -cp "$jar" -d "$out" benches/java/VisualVmTop.java
   # VisualVM caches its index in DUMP.hwcache/; a cached run would not be an indexing run.
