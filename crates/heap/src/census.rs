@@ -81,7 +81,7 @@ impl Census {
         let mut c = Census { header: ix.header, layout, classes, totals: Vec::new(), warnings, unread_bytes };
         c.count_instances(&scan);
         c.count_arrays(&scan);
-        c.count_mirrors(&scan);
+        c.count_mirrors();
         Ok((c, scan))
     }
 
@@ -175,7 +175,7 @@ impl Census {
 
     /// Classes are mirrors in the JVM (`java.lang.Class` instances holding the statics); the
     /// dump writes them as class dumps, so their sizes are estimated from the statics.
-    fn count_mirrors(&mut self, _scan: &Scan) {
+    fn count_mirrors(&mut self) {
         let Some(class_class) = self.classes.find("java.lang.Class") else {
             return;
         };
