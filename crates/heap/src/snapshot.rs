@@ -620,17 +620,19 @@ impl AddrIndex {
         let (Some(&min), Some(&max)) = (sorted.first(), sorted.last()) else {
             return AddrIndex::default();
         };
-        let span = max - min + 1;
+        // Hostile dumps can hold ids anywhere in 0..=u64::MAX: the span is max - min (no + 1,
+        // which overflows), and shifts may reach 64, so they are checked.
+        let span = max - min;
         let want = (sorted.len() as u64 / 8).max(1);
         let mut shift = 0;
-        while (span >> shift) > want {
+        while span.checked_shr(shift).unwrap_or(0) >= want {
             shift += 1;
         }
-        let buckets = (span >> shift) as usize + 1;
+        let buckets = span.checked_shr(shift).unwrap_or(0) as usize + 1;
         let mut starts = Vec::with_capacity(buckets + 1);
         let mut i = 0usize;
         for b in 0..buckets as u64 {
-            while i < sorted.len() && ((sorted[i] - min) >> shift) < b {
+            while i < sorted.len() && (sorted[i] - min).checked_shr(shift).unwrap_or(0) < b {
                 i += 1;
             }
             starts.push(i as u64);
@@ -642,7 +644,7 @@ impl AddrIndex {
     /// Finds `id` among the sorted addresses, `addr(i)` giving the i-th.
     #[inline]
     fn find(&self, addr: impl Fn(usize) -> u64, id: u64) -> Option<usize> {
-        let b = (id.checked_sub(self.min)? >> self.shift) as usize;
+        let b = id.checked_sub(self.min)?.checked_shr(self.shift).unwrap_or(0) as usize;
         let (mut lo, mut hi) = (*self.starts.get(b)? as usize, *self.starts.get(b + 1)? as usize);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -671,6 +673,12 @@ mod tests {
             addrs.sort_unstable();
             addrs.dedup();
             let ix = AddrIndex::new(&addrs);
+            let mut extreme = addrs.clone();
+            extreme.extend([u64::MAX - 1, u64::MAX]);
+            let ex = AddrIndex::new(&extreme);
+            for p in extreme.iter().chain(probes.iter()) {
+                prop_assert_eq!(ex.find(|i| extreme[i], *p), extreme.binary_search(p).ok());
+            }
             for p in probes.iter().chain(addrs.iter()) {
                 prop_assert_eq!(ix.find(|i| addrs[i], *p), addrs.binary_search(p).ok());
             }

@@ -164,3 +164,20 @@ proptest! {
         let _ = both(bytes);
     }
 }
+
+/// Inputs the fuzzer once crashed on (`fuzz/`), kept so that they stay fixed.
+#[test]
+fn fuzz_regressions_read_without_panic() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "bin") {
+            continue;
+        }
+        let bytes = std::fs::read(path).unwrap();
+        let _ = both(bytes);
+        n += 1;
+    }
+    assert!(n > 0, "the regression inputs are there");
+}
