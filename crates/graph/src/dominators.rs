@@ -47,11 +47,14 @@ const UNREACHABLE: u64 = (1 << 40) - 1;
 
 /// An index width: `u32` for graphs under 2^32 nodes, `u64` beyond.
 trait Idx: Copy + Ord + Default + Send + Sync {
+    /// The largest value, as a count.
+    const MAX: u64;
     fn of(v: usize) -> Self;
     fn get(self) -> usize;
 }
 
 impl Idx for u32 {
+    const MAX: u64 = u32::MAX as u64;
     #[inline]
     fn of(v: usize) -> Self {
         v as u32
@@ -63,6 +66,7 @@ impl Idx for u32 {
 }
 
 impl Idx for u64 {
+    const MAX: u64 = u64::MAX;
     #[inline]
     fn of(v: usize) -> Self {
         v as u64
@@ -75,19 +79,18 @@ impl Idx for u64 {
 
 /// Computes the dominator tree of `g` from `root`, reporting progress.
 pub fn dominators(g: &impl Graph, root: usize, progress: &dyn crate::Progress) -> Dominators {
-    if g.node_count() < u32::MAX as usize - 1 {
-        compute::<u32>(g, root, progress)
-    } else {
-        compute::<u64>(g, root, progress)
-    }
+    // 32-bit indices while nodes and edges fit; graphs beyond take the 64-bit path.
+    let narrow = (g.node_count() < u32::MAX as usize - 1).then(|| compute::<u32>(g, root, progress)).flatten();
+    narrow.unwrap_or_else(|| compute::<u64>(g, root, progress).expect("64-bit indices fit any graph"))
 }
 
-fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) -> Dominators {
+/// `None` when the predecessor lists do not fit indices of type `I`.
+fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) -> Option<Dominators> {
     let n = g.node_count();
     // Preorder numbers start at 1 so that 0 can mean "none" in `parent` and `ancestor`.
     let (vertex, pre, parent) = preorder::<I>(g, root, progress);
     let reached = vertex.len() - 1;
-    let preds = predecessors::<I>(g, &vertex, &pre, progress);
+    let preds = predecessors::<I>(g, &vertex, &pre, progress)?;
     drop(pre); // the semidominator phase works in preorder numbers only
     progress.start("dominators", reached as u64);
     let mut semi: Vec<I> = (0..=reached).map(I::of).collect();
@@ -98,7 +101,7 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
         // Invariant: every vertex numbered above w is linked to its DFS parent, so eval(v)
         // for such v yields the vertex of minimum semidominator on its forest path.
         let mut s = semi[w];
-        for &v in &preds.list[preds.start[w] as usize..preds.start[w + 1] as usize] {
+        for &v in &preds.list[preds.start[w].get()..preds.start[w + 1].get()] {
             let u = eval(v.get(), &mut ancestor, &mut label, &semi, &mut stack);
             s = s.min(semi[u]);
         }
@@ -119,7 +122,7 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
         idom[w] = i;
     }
     progress.finish();
-    finish(root, n, &vertex, &idom)
+    Some(finish(root, n, &vertex, &idom))
 }
 
 /// Path-compressing evaluation: the vertex with the smallest semidominator on the forest
@@ -185,40 +188,49 @@ fn preorder<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress)
 }
 
 struct Preds<I> {
-    start: Vec<u64>,
+    start: Vec<I>,
     list: Vec<I>,
 }
 
 /// Predecessor lists in preorder numbering, for reached vertices only. Counting goes two
 /// slots ahead and filling one slot ahead, so the offsets need no second copy.
-fn predecessors<I: Idx>(g: &impl Graph, vertex: &[I], pre: &[I], progress: &dyn crate::Progress) -> Preds<I> {
+fn predecessors<I: Idx>(g: &impl Graph, vertex: &[I], pre: &[I], progress: &dyn crate::Progress) -> Option<Preds<I>> {
     let reached = vertex.len() - 1;
     progress.start("predecessors", reached as u64 * 2);
-    let mut start = vec![0u64; reached + 3];
+    let mut total = 0u64;
+    for node in &vertex[1..] {
+        g.successors(node.get(), &mut |s| total += u64::from(pre[s].get() != 0));
+    }
+    // Offsets are stored in `I`: give up on this width if the edge count does not fit.
+    if total >= I::MAX {
+        return None;
+    }
+    let mut start = vec![I::default(); reached + 3];
     for node in &vertex[1..] {
         g.successors(node.get(), &mut |s| {
             let p = pre[s].get();
             if p != 0 {
-                start[p + 2] += 1;
+                start[p + 2] = I::of(start[p + 2].get() + 1);
             }
         });
     }
     for i in 2..start.len() {
-        start[i] += start[i - 1];
+        start[i] = I::of(start[i].get() + start[i - 1].get());
     }
-    let mut list = vec![I::default(); start[reached + 2] as usize];
+    let mut list = vec![I::default(); total as usize];
     for (v, node) in vertex.iter().enumerate().skip(1) {
         g.successors(node.get(), &mut |s| {
             let p = pre[s].get();
             if p != 0 {
-                list[start[p + 1] as usize] = I::of(v);
-                start[p + 1] += 1;
+                let at = start[p + 1].get();
+                list[at] = I::of(v);
+                start[p + 1] = I::of(at + 1);
             }
         });
     }
     start.pop();
     progress.finish();
-    Preds { start, list }
+    Some(Preds { start, list })
 }
 
 /// Converts to node numbering: idom per node, and the reached nodes in DFS preorder.
@@ -504,6 +516,9 @@ mod tests {
         fn matches_brute_force(n in 1usize..24, raw in proptest::collection::vec((0usize..24, 0usize..24), 0..60)) {
             let edges: Vec<(usize, usize)> = raw.into_iter().map(|(a, b)| (a % n, b % n)).collect();
             check_against_oracle(n, &edges);
+            // The 64-bit path, taken by graphs past 2^32 nodes or edges, gives the same tree.
+            let g = graph(n, &edges);
+            prop_assert_eq!(compute::<u64>(&g, 0, &NoProgress), compute::<u32>(&g, 0, &NoProgress));
         }
     }
 }
