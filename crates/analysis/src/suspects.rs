@@ -107,8 +107,16 @@ fn describe(
     contents.truncate(6);
     let data_structure = data_structure(&chain);
     let root_path = paths.path(o);
-    let root =
-        root_path.as_ref().map(|p| format!("{} {}", p.root.kind, p.root.detail).trim().to_owned()).unwrap_or_default();
+    let root = root_path
+        .as_ref()
+        .map(|p| {
+            if p.root.detail.is_empty() {
+                p.root.kind.clone()
+            } else {
+                format!("{} ({})", p.root.detail, p.root.kind)
+            }
+        })
+        .unwrap_or_default();
     let path: Vec<PathStep> =
         root_path.map(|p| p.steps.into_iter().map(|st| step(s, st.object, st.field)).collect()).unwrap_or_default();
     let holder = path.iter().rev().find_map(|st| st.field.clone()).unwrap_or_default();
