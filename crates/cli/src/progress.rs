@@ -33,6 +33,8 @@ impl Bar {
 
 impl graph::Progress for Bar {
     fn start(&self, phase: &str, total: u64) {
+        // A bar that finished a previous phase stays finished (and silent) until reset.
+        self.bar.reset();
         self.bar.set_length(total);
         self.bar.set_position(0);
         self.bar.set_message(phase.to_owned());
