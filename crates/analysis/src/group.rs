@@ -10,11 +10,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
 
-use heap::{ObjIdx, RefStrength, RootDetail, Snapshot};
+use heap::{ObjIdx, RootDetail, Snapshot};
 use report::GroupNode;
 
 use crate::closures::Closures;
-use crate::retention::{retention_roots, strong_closure, ObjSet};
+use crate::retention::{retention_roots, strong_bfs, strong_closure, ObjSet, Reached};
 
 /// A way to split a group of objects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -217,8 +217,7 @@ fn class_keys(s: &Snapshot, c: Classifier, class: heap::ClassIdx) -> Vec<String>
     match c {
         Classifier::Class => vec![classes.get(class).name.clone()],
         Classifier::Package => {
-            let p = heap::names::package_of(&classes.get(class).name);
-            vec![if p.is_empty() { crate::NO_PACKAGE.into() } else { p.to_owned() }]
+            vec![crate::histogram::package_label(&classes.get(class).name).to_owned()]
         }
         Classifier::Loader => {
             let loader = classes.get(class).loader_id;
@@ -287,21 +286,16 @@ fn root_facts(s: &Snapshot) -> RootFacts {
     };
     let starts: Vec<(ObjIdx, Vec<String>)> = starts_objs.iter().map(|&o| (o, describe(o))).collect();
     let mut via = vec![NOT_REACHED; s.object_count() as usize];
-    let mut queue = std::collections::VecDeque::new();
-    for (i, (o, _)) in starts.iter().enumerate() {
-        if via[o.index()] == NOT_REACHED {
-            via[o.index()] = i as u32;
-            queue.push_back(*o);
+    let claim = |o: ObjIdx, how: Reached| {
+        let fresh = via[o.index()] == NOT_REACHED;
+        if fresh {
+            via[o.index()] = match how {
+                Reached::Start(i) => i as u32,
+                Reached::From(p) => via[p.index()],
+            };
         }
-    }
-    while let Some(o) = queue.pop_front() {
-        let from = via[o.index()];
-        for e in s.edges(o) {
-            if e.strength == RefStrength::Strong && via[e.target.index()] == NOT_REACHED {
-                via[e.target.index()] = from;
-                queue.push_back(e.target);
-            }
-        }
-    }
+        fresh
+    };
+    strong_bfs(s, &starts_objs, claim, &graph::NoProgress);
     RootFacts { direct, via, starts }
 }

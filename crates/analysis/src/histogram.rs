@@ -22,6 +22,14 @@ pub enum GroupBy {
 /// Label of the package row for classes without a package.
 pub const NO_PACKAGE: &str = "<no package>";
 
+/// The package row a class belongs to: its Java package, or [`NO_PACKAGE`].
+pub fn package_label(class_name: &str) -> &str {
+    match heap::names::package_of(class_name) {
+        "" => NO_PACKAGE,
+        p => p,
+    }
+}
+
 /// Groups the census, biggest shallow bytes first; totals cover every object.
 pub fn histogram(census: &Census, by: GroupBy) -> Histogram {
     let classes = &census.classes;
@@ -30,8 +38,7 @@ pub fn histogram(census: &Census, by: GroupBy) -> Histogram {
         GroupBy::Package => {
             let mut acc: BTreeMap<&str, ClassTotals> = BTreeMap::new();
             for (i, c) in classes.iter() {
-                let p = heap::names::package_of(&c.name);
-                add(acc.entry(if p.is_empty() { NO_PACKAGE } else { p }).or_default(), census.of(i));
+                add(acc.entry(package_label(&c.name)).or_default(), census.of(i));
             }
             acc.into_iter().map(|(p, t)| row(p.to_owned(), t)).collect()
         }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use graph::{Packed40, Progress};
 use heap::{ClassKind, ObjIdx, RefStrength, RootDetail, Snapshot};
 
-use crate::retention::retention_roots;
+use crate::retention::{retention_roots, strong_bfs, Reached};
 
 /// Where a path starts.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -60,31 +60,17 @@ impl<'a> PathFinder<'a> {
     /// Runs the breadth-first search.
     pub fn new(snap: &'a Snapshot, progress: &dyn Progress) -> PathFinder<'a> {
         let n = snap.object_count() as usize;
-        progress.start("shortest paths", n as u64);
         let mut parent = Packed40::with_capacity(n);
         (0..n).for_each(|_| parent.push(NONE));
         let starts = retention_roots(snap);
-        let mut queue = std::collections::VecDeque::new();
-        for &r in &starts {
-            if parent.get(r.index()) == NONE {
-                parent.set(r.index(), ROOT);
-                queue.push_back(r);
+        let claim = |o: ObjIdx, how: Reached| {
+            let fresh = parent.get(o.index()) == NONE;
+            if fresh {
+                parent.set(o.index(), if let Reached::From(p) = how { p.0 } else { ROOT });
             }
-        }
-        let mut done = 0u64;
-        while let Some(o) = queue.pop_front() {
-            for e in snap.edges(o) {
-                if e.strength == RefStrength::Strong && parent.get(e.target.index()) == NONE {
-                    parent.set(e.target.index(), o.0);
-                    queue.push_back(e.target);
-                }
-            }
-            done += 1;
-            if done.is_multiple_of(65536) {
-                progress.advance(65536);
-            }
-        }
-        progress.finish();
+            fresh
+        };
+        strong_bfs(snap, &starts, claim, progress);
         PathFinder { snap, parent, roots: root_infos(snap, &starts) }
     }
 

@@ -148,6 +148,46 @@ pub fn closure(s: &Snapshot, start: &[ObjIdx], avoid: Option<&ObjSet>, follow_re
     seen
 }
 
+/// How breadth-first search reached an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reached {
+    /// It is `starts[i]`.
+    Start(usize),
+    /// Along a strong reference from this object.
+    From(ObjIdx),
+}
+
+/// Breadth-first search from `starts` along strong references. `claim(o, how)` is called
+/// when the search meets `o`; it records what the caller keeps and returns true if `o` is
+/// new, so that the search goes on from it. Shortest paths follow from first claims.
+pub fn strong_bfs(
+    s: &Snapshot,
+    starts: &[ObjIdx],
+    mut claim: impl FnMut(ObjIdx, Reached) -> bool,
+    progress: &dyn Progress,
+) {
+    progress.start("shortest paths", s.object_count());
+    let mut queue = std::collections::VecDeque::new();
+    for (i, &r) in starts.iter().enumerate() {
+        if claim(r, Reached::Start(i)) {
+            queue.push_back(r);
+        }
+    }
+    let mut done = 0u64;
+    while let Some(o) = queue.pop_front() {
+        for e in s.edges(o) {
+            if e.strength == RefStrength::Strong && claim(e.target, Reached::From(o)) {
+                queue.push_back(e.target);
+            }
+        }
+        done += 1;
+        if done.is_multiple_of(65536) {
+            progress.advance(65536);
+        }
+    }
+    progress.finish();
+}
+
 /// The dominator tree of a snapshot's strong graph, with every object's retained size.
 pub struct Retention {
     dom: Dominators,
