@@ -13,19 +13,23 @@
 mod closures;
 mod group;
 mod histogram;
+mod holders;
 mod paths;
 mod reachability;
 mod retention;
 mod roots;
 mod selector;
+mod summary;
 mod suspects;
 
 pub use closures::{Closures, GroupSizes};
 pub use group::{classify, Classifier};
 pub use histogram::{histogram, GroupBy, NO_PACKAGE};
+pub use holders::holders;
 pub use paths::{frame_text, MergedPath, PathFinder, RootInfo, RootPath, Step};
 pub use reachability::{reachability, Reachability};
 pub use retention::{closure, retention_roots, strong_closure, ObjSet, Retention, StrongGraph};
 pub use roots::roots_report;
 pub use selector::{SelectError, Selector};
+pub use summary::{summarize, summarize_snapshot};
 pub use suspects::suspects;

@@ -57,7 +57,7 @@ pub fn suspects(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, threshold: 
     SuspectsReport { live_bytes: live, threshold, suspects: out }
 }
 
-fn step(s: &Snapshot, o: ObjIdx, field: Option<String>) -> PathStep {
+pub(crate) fn step(s: &Snapshot, o: ObjIdx, field: Option<String>) -> PathStep {
     PathStep { id: report::hex_id(s.address(o)), class: s.type_label(o), field }
 }
 

@@ -4,6 +4,7 @@
 mod cmd;
 mod dump_args;
 mod exit;
+mod heap_series;
 mod progress;
 
 use clap::{Parser, Subcommand};
@@ -39,6 +40,12 @@ enum Command {
     Group(cmd::group::GroupArgs),
     /// Leak suspects: where the memory accumulates, what holds it, and what it holds.
     Suspects(cmd::suspects::SuspectsArgs),
+    /// Which data structure keeps growing over a series of heaps (Cork), and what holds it.
+    Growth(cmd::growth::GrowthArgs),
+    /// Per-class and per-reference changes between two heaps.
+    Diff(cmd::diff::DiffArgs),
+    /// Save a heap's class points-from graph (a few KB) to compare heaps without keeping dumps.
+    Summary(cmd::summary::SummaryArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -59,6 +66,9 @@ fn main() -> std::process::ExitCode {
         Command::Roots(a) => cmd::roots::run(a),
         Command::Group(a) => cmd::group::run(a),
         Command::Suspects(a) => cmd::suspects::run(a),
+        Command::Growth(a) => cmd::growth::run(a),
+        Command::Diff(a) => cmd::diff::run(a),
+        Command::Summary(a) => cmd::summary::run(a),
     };
     match result {
         Ok(code) => code.into(),

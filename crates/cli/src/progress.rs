@@ -15,6 +15,7 @@ pub struct Bar {
     started: Mutex<Instant>,
     shown: AtomicBool,
     enabled: bool,
+    prefix: Mutex<String>,
 }
 
 impl Bar {
@@ -27,7 +28,22 @@ impl Bar {
                 .progress_chars("=> "),
         );
         let enabled = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-        Bar { bar, started: Mutex::new(Instant::now()), shown: AtomicBool::new(false), enabled }
+        Bar {
+            bar,
+            started: Mutex::new(Instant::now()),
+            shown: AtomicBool::new(false),
+            enabled,
+            prefix: Mutex::default(),
+        }
+    }
+}
+
+impl Bar {
+    /// Puts `prefix` before every later phase name (such as `3/8 `, for one heap of a series).
+    pub fn set_prefix(&self, prefix: &str) {
+        if let Ok(mut p) = self.prefix.lock() {
+            *p = prefix.to_owned();
+        }
     }
 }
 
@@ -37,7 +53,8 @@ impl graph::Progress for Bar {
         self.bar.reset();
         self.bar.set_length(total);
         self.bar.set_position(0);
-        self.bar.set_message(phase.to_owned());
+        let prefix = self.prefix.lock().map(|p| p.clone()).unwrap_or_default();
+        self.bar.set_message(format!("{prefix}{phase}"));
         if let Ok(mut s) = self.started.lock() {
             *s = Instant::now();
         }

@@ -18,6 +18,7 @@
 
 mod census;
 mod classes;
+mod cpfg;
 mod error;
 mod index;
 pub mod layout;
@@ -29,6 +30,7 @@ mod warnings;
 
 pub use census::{Census, ClassTotals, ReadOptions};
 pub use classes::{Class, ClassIdx, ClassKind, ClassTable, Field, RefSlot, RefStrength, Static};
+pub use cpfg::{ClassEdge, ClassGraph, Referrer};
 pub use error::Error;
 /// A static field or constant value, as the dump writes it.
 pub use hprof::Value;

@@ -144,7 +144,7 @@ impl std::fmt::Debug for Snapshot {
 }
 
 /// Objects per chunk of the parallel edge pass.
-const CHUNK: usize = 1 << 16;
+pub(crate) const CHUNK: usize = 1 << 16;
 
 impl Snapshot {
     /// Reads `dump` into a snapshot.
@@ -153,29 +153,9 @@ impl Snapshot {
         let ix = DumpIndex::build(data)?;
         let scan = Scan::run(&dump, &ix, true, progress);
         let (mut census, mut scan) = Census::from_scan(&ix, scan, opts, data.len() as u64)?;
-        let class_class = census.classes.find("java.lang.Class");
-        let mut objects = std::mem::take(&mut scan.objects);
-        objects.extend(census.classes.iter().filter_map(|(_, c)| c.dump_offset.map(|o| (c.id, o))));
-        objects.par_sort_unstable();
-        let before = objects.len();
-        objects.dedup_by_key(|o| o.0);
-        census.warnings.add(WarningKind::DuplicateId, (before - objects.len()) as u64, None, || "objects".into());
-        let addrs: Vec<u64> = objects.iter().map(|o| o.0).collect();
-        let mut offsets = Packed40::with_capacity(objects.len());
-        objects.iter().for_each(|o| offsets.push(o.1));
-        drop(objects);
+        let (addrs, offsets) = sort_objects(&mut census, std::mem::take(&mut scan.objects));
         let addr_index = AddrIndex::new(&addrs);
-        let prims = primitive_classes(&census.classes);
-        let ctx = Ctx {
-            data,
-            id_size: ix.header.id_size,
-            census: &census,
-            addrs: &addrs,
-            offsets: &offsets,
-            index: &addr_index,
-            prims,
-            class_class,
-        };
+        let ctx = Ctx::new(data, &census, &addrs, &offsets, &addr_index);
         let n = addrs.len();
         // Pass 1: class, size, reference count and referent flag of every object, written in
         // place; chunks are multiples of 64 objects, so each owns whole words of the bitset.
@@ -408,18 +388,51 @@ struct ChunkFacts {
     warnings: crate::warnings::Warnings,
 }
 
-struct Ctx<'a> {
-    data: &'a [u8],
-    id_size: hprof::IdSize,
-    census: &'a Census,
-    addrs: &'a [u64],
-    offsets: &'a Packed40,
-    index: &'a AddrIndex,
-    prims: [Option<ClassIdx>; 8],
-    class_class: Option<ClassIdx>,
+/// Every object's (address, file offset), class records included, sorted by address and
+/// without duplicates: the dense order of [`ObjIdx`]. Returns the addresses and the offsets.
+pub(crate) fn sort_objects(census: &mut Census, mut objects: Vec<(u64, u64)>) -> (Vec<u64>, Packed40) {
+    objects.extend(census.classes.iter().filter_map(|(_, c)| c.dump_offset.map(|o| (c.id, o))));
+    objects.par_sort_unstable();
+    let before = objects.len();
+    objects.dedup_by_key(|o| o.0);
+    census.warnings.add(WarningKind::DuplicateId, (before - objects.len()) as u64, None, || "objects".into());
+    let addrs: Vec<u64> = objects.iter().map(|o| o.0).collect();
+    let mut offsets = Packed40::with_capacity(objects.len());
+    objects.iter().for_each(|o| offsets.push(o.1));
+    (addrs, offsets)
 }
 
-impl Ctx<'_> {
+pub(crate) struct Ctx<'a> {
+    pub(crate) data: &'a [u8],
+    pub(crate) id_size: hprof::IdSize,
+    pub(crate) census: &'a Census,
+    pub(crate) addrs: &'a [u64],
+    pub(crate) offsets: &'a Packed40,
+    pub(crate) index: &'a AddrIndex,
+    pub(crate) prims: [Option<ClassIdx>; 8],
+    pub(crate) class_class: Option<ClassIdx>,
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(
+        data: &'a [u8],
+        census: &'a Census,
+        addrs: &'a [u64],
+        offsets: &'a Packed40,
+        index: &'a AddrIndex,
+    ) -> Ctx<'a> {
+        Ctx {
+            data,
+            id_size: census.header.id_size,
+            census,
+            addrs,
+            offsets,
+            index,
+            prims: primitive_classes(&census.classes),
+            class_class: census.classes.find("java.lang.Class"),
+        }
+    }
+
     /// First pass over the objects from `start`: class, size in 8-byte units, number of
     /// references that resolve, and whether the first is a Reference's referent.
     fn describe(
@@ -480,7 +493,7 @@ impl Ctx<'_> {
         debug_assert_eq!(k, window.len());
     }
 
-    fn class_and_size(&self, rec: &SubRecord<'_>) -> (ClassIdx, u64) {
+    pub(crate) fn class_and_size(&self, rec: &SubRecord<'_>) -> (ClassIdx, u64) {
         let classes = &self.census.classes;
         let layout = &self.census.layout;
         let fallback = ClassIdx(0);
@@ -507,7 +520,7 @@ impl Ctx<'_> {
     }
 }
 
-fn is_referent_label(classes: &ClassTable, class: ClassIdx, label: EdgeLabel) -> bool {
+pub(crate) fn is_referent_label(classes: &ClassTable, class: ClassIdx, label: EdgeLabel) -> bool {
     let c = classes.get(class);
     match (label, c.referent_slot) {
         (EdgeLabel::Field { owner, field }, Some(s)) => c.ref_slots[s].owner == owner && c.ref_slots[s].field == field,
@@ -528,14 +541,14 @@ fn primitive_classes(classes: &ClassTable) -> [Option<ClassIdx>; 8] {
 }
 
 /// Releases the file pages a finished chunk of the edge pass read.
-fn release_block(dump: &Dump, offsets: &Packed40, range: std::ops::Range<usize>) {
+pub(crate) fn release_block(dump: &Dump, offsets: &Packed40, range: std::ops::Range<usize>) {
     let lo = range.clone().map(|o| offsets.get(o)).min().unwrap_or(0);
     let hi = range.map(|o| offsets.get(o)).max().unwrap_or(0);
     dump.release(lo, (hi - lo) as usize);
 }
 
 /// Reads the sub-record at absolute offset `off`.
-fn read_at(data: &[u8], off: u64, id_size: hprof::IdSize) -> Option<SubRecord<'_>> {
+pub(crate) fn read_at(data: &[u8], off: u64, id_size: hprof::IdSize) -> Option<SubRecord<'_>> {
     let start = usize::try_from(off).ok()?;
     let mut c = Cursor::new(data.get(start..)?, off, id_size);
     SubRecord::read(&mut c).ok()
@@ -544,7 +557,12 @@ fn read_at(data: &[u8], off: u64, id_size: hprof::IdSize) -> Option<SubRecord<'_
 /// Calls `f` with every non-null reference of an object record, in edge order: a
 /// Reference's referent first, then the other fields; elements; or a class's statics,
 /// superclass and loader. The one place that decides what a reference is.
-fn for_each_ref(rec: &SubRecord<'_>, classes: &ClassTable, id_size: hprof::IdSize, mut f: impl FnMut(EdgeLabel, u64)) {
+pub(crate) fn for_each_ref(
+    rec: &SubRecord<'_>,
+    classes: &ClassTable,
+    id_size: hprof::IdSize,
+    mut f: impl FnMut(EdgeLabel, u64),
+) {
     match rec {
         SubRecord::Instance { head, values } => {
             let Some(class) = classes.by_id(head.class_id) else {
@@ -609,14 +627,14 @@ fn frames_of(ix: &DumpIndex<'_>, frame_ids: &[u64]) -> Vec<Frame> {
 /// Address → dense index: a bucket table over the address range narrows a binary search
 /// to a handful of entries (about one table entry per 8 objects).
 #[derive(Debug, Clone, Default)]
-struct AddrIndex {
+pub(crate) struct AddrIndex {
     min: u64,
     shift: u32,
     starts: Vec<u64>,
 }
 
 impl AddrIndex {
-    fn new(sorted: &[u64]) -> AddrIndex {
+    pub(crate) fn new(sorted: &[u64]) -> AddrIndex {
         let (Some(&min), Some(&max)) = (sorted.first(), sorted.last()) else {
             return AddrIndex::default();
         };
@@ -643,7 +661,7 @@ impl AddrIndex {
 
     /// Finds `id` among the sorted addresses, `addr(i)` giving the i-th.
     #[inline]
-    fn find(&self, addr: impl Fn(usize) -> u64, id: u64) -> Option<usize> {
+    pub(crate) fn find(&self, addr: impl Fn(usize) -> u64, id: u64) -> Option<usize> {
         let b = id.checked_sub(self.min)?.checked_shr(self.shift).unwrap_or(0) as usize;
         let (mut lo, mut hi) = (*self.starts.get(b)? as usize, *self.starts.get(b + 1)? as usize);
         while lo < hi {

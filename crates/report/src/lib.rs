@@ -9,6 +9,7 @@
 //! ```
 
 mod group;
+mod growth;
 mod histogram;
 mod info;
 mod paths;
@@ -18,6 +19,10 @@ mod suspects;
 mod text;
 
 pub use group::{GroupNode, GroupReport};
+pub use growth::{
+    signed_bytes, Candidate, ClassDelta, DiffReport, EdgeDelta, Explanation, GrowthReport, Holder, RankingInfo, Slice,
+    SliceEdge, SnapshotRow,
+};
 pub use histogram::{Histogram, HistogramRow, HistogramText};
 pub use info::{DumpInfo, RootCount};
 pub use paths::{PathEntry, PathRoot, PathStep, PathsReport};

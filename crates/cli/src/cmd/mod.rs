@@ -1,10 +1,13 @@
 //! One module per subcommand: its arguments and its `run`.
 
+pub mod diff;
 pub mod dominators;
 pub mod group;
+pub mod growth;
 pub mod histogram;
 pub mod info;
 pub mod paths;
 pub mod retained;
 pub mod roots;
+pub mod summary;
 pub mod suspects;

@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod fixture;
+mod growth;
 mod histogram;
 mod jvm;
 mod retention;

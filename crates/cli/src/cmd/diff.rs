@@ -1,0 +1,44 @@
+//! `leakscope diff`: what changed between two heaps, per class and per reference edge.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::dump_args::{self, DumpArgs};
+use crate::exit::Exit;
+use crate::heap_series;
+use crate::progress::Bar;
+
+/// Per-class deltas of instances and bytes, and per-edge deltas of referent bytes
+/// (referrer class → referent class), from OLD to NEW, biggest changes first. Inputs are heap
+/// dumps or summaries saved with `leakscope summary`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  leakscope diff before.hprof after.hprof\n  leakscope diff before.json after.hprof --top 50 --json"
+)]
+pub struct DiffArgs {
+    /// The older heap (.hprof or saved summary).
+    pub old: PathBuf,
+    /// The newer heap.
+    pub new: PathBuf,
+    /// Show the N biggest class and edge changes in text (all in JSON).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+    /// Print one JSON document: {"old","new","classes":[{"class","old_instances","new_instances","old_bytes","new_bytes","delta_bytes","delta_instances"}],"edges":[{"from","to","old_bytes","new_bytes","delta_bytes"}]}.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub dump_args: DumpArgs,
+}
+
+/// Runs the command.
+pub fn run(args: &DiffArgs) -> anyhow::Result<Exit> {
+    let bar = Bar::new(args.dump_args.quiet);
+    bar.set_prefix("old ");
+    let old = heap_series::summary_of(&args.old, &args.dump_args, &bar)?;
+    bar.set_prefix("new ");
+    let new = heap_series::summary_of(&args.new, &args.dump_args, &bar)?;
+    heap_series::warn_if_unordered(&[old.clone(), new.clone()], args.dump_args.quiet);
+    let report = growth::diff(&old, &new);
+    dump_args::emit(args.json, &report, |r| r.to_text(args.top))
+}

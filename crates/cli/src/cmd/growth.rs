@@ -1,0 +1,139 @@
+//! `leakscope growth`: which data structure keeps growing over a series of heaps.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+
+use crate::dump_args::{self, DumpArgs};
+use crate::exit::Exit;
+use crate::heap_series::{self, InputKind};
+use crate::progress::Bar;
+
+/// Find the classes whose volume keeps growing across heaps of one program, the references
+/// that hold them (Cork's slice, up to the containing data structure), and the objects that
+/// hold the growth in the last heap, with their paths from GC roots and retained sizes.
+///
+/// Give the heaps oldest first: dumps taken after each phase of a workload, or summaries
+/// saved with `leakscope summary`. Each heap is summarised as a class points-from graph
+/// (bytes per class and per referrer → referent class); the last dump is also fully indexed to
+/// find the holders. A class is a candidate when Cork's ratio ranking (Figure 5) of its kept
+/// volume (the bytes still there in every later heap) passes the rank threshold, after at
+/// least two growth phases, above its own fluctuation, and still growing over the last third
+/// of the series. `--method cork` ranks raw volumes exactly as published; `--method slope`
+/// applies Cork's slope ranking. An empty candidate list means no leak was found.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  leakscope growth day1.hprof day2.hprof day3.hprof day4.hprof
+  leakscope growth run-*.hprof --json > growth.json
+  leakscope growth base.json p1.hprof p2.hprof p3.hprof --fail-on-growth    # in CI
+  leakscope growth *.hprof --explain com.example.Session                    # why (not)?
+  leakscope growth *.hprof --dot slice.dot && dot -Tsvg slice.dot > slice.svg")]
+pub struct GrowthArgs {
+    /// Heap dumps (.hprof) or saved summaries (.json), oldest first.
+    #[arg(required = true, num_args = 1..)]
+    pub inputs: Vec<PathBuf>,
+    /// Ranking: ratio (Figure 5 on kept volumes, with noise and plateau tests), cork (Figure 5 as published), slope.
+    #[arg(long, value_enum, default_value_t = MethodArg::Ratio)]
+    pub method: MethodArg,
+    /// Decay factor f of Figure 5, in percent: a volume that drops less than this still counts as growing.
+    #[arg(long, value_name = "PERCENT", default_value_t = 15.0)]
+    pub decay: f64,
+    /// Rank threshold R of Figure 5 (rank in percentage points of growth, weighted by phase).
+    #[arg(long, value_name = "R", default_value_t = 100.0)]
+    pub rank_threshold: f64,
+    /// Growth phases a candidate needs (Figure 5's MAX_LEAK_PHASES).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub min_phases: u32,
+    /// Ignore classes that grew by less than this (64K, 2M, 1G or bytes).
+    #[arg(long, value_name = "SIZE", default_value = "64K", value_parser = heap_series::parse_bytes)]
+    pub min_growth: u64,
+    /// Show the first N candidates in text (all in JSON).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub top: usize,
+    /// Also say why CLASS is or is not a candidate (repeatable).
+    #[arg(long, value_name = "CLASS")]
+    pub explain: Vec<String>,
+    /// Holder objects shown per container class; 0 skips indexing the last dump.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub holders: usize,
+    /// Write the slices of the shown candidates as a Graphviz graph to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub dot: Option<PathBuf>,
+    /// Exit with code 1 when there is a candidate (a leak regression test).
+    #[arg(long)]
+    pub fail_on_growth: bool,
+    /// Print one JSON document: {"snapshots":[{"source","total_bytes",…}],"candidates":[{"class","rank","volumes","slice":{"classes","edges":[{"from","to","bytes",…}],…},"holders","allocation_sites",…}],…}.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub dump_args: DumpArgs,
+}
+
+/// The ranking, on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MethodArg {
+    /// Figure 5 on kept volumes, with noise and plateau tests.
+    Ratio,
+    /// Figure 5 on raw volumes, as published.
+    Cork,
+    /// Cork's slope ranking.
+    Slope,
+}
+
+impl GrowthArgs {
+    fn options(&self) -> anyhow::Result<growth::Options> {
+        if !(0.0..100.0).contains(&self.decay) {
+            anyhow::bail!("--decay must be a percentage from 0 to below 100, not {}", self.decay);
+        }
+        let method = match self.method {
+            MethodArg::Ratio => growth::Method::Ratio,
+            MethodArg::Cork => growth::Method::Cork,
+            MethodArg::Slope => growth::Method::Slope,
+        };
+        let ratio = growth::RatioParams {
+            decay: self.decay / 100.0,
+            threshold: self.rank_threshold,
+            min_phases: self.min_phases.max(1),
+        };
+        Ok(growth::Options { method, ratio, min_growth_bytes: self.min_growth, ..Default::default() })
+    }
+}
+
+/// Runs the command.
+pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
+    let opts = args.options()?;
+    let bar = Bar::new(args.dump_args.quiet);
+    let n = args.inputs.len();
+    let mut series = Vec::with_capacity(n);
+    let mut last_snapshot = None;
+    for (i, path) in args.inputs.iter().enumerate() {
+        bar.set_prefix(&format!("{}/{n} ", i + 1));
+        let index_last = i + 1 == n && args.holders > 0 && heap_series::kind(path)? == InputKind::Dump;
+        if index_last {
+            let snap = dump_args::load_snapshot(path, &args.dump_args, &bar)?;
+            series.push(analysis::summarize_snapshot(&snap, &path.display().to_string()));
+            last_snapshot = Some(snap);
+        } else {
+            series.push(heap_series::summary_of(path, &args.dump_args, &bar)?);
+        }
+    }
+    heap_series::warn_if_unordered(&series, args.dump_args.quiet);
+    let mut report = growth::analyze(&series, &opts, &args.explain);
+    if series.iter().all(|s| s.gc_count.is_none()) {
+        report.notes.push("heap dumps carry no allocation sites, so allocation_sites is empty".into());
+    }
+    if let Some(snap) = last_snapshot.filter(|_| !report.candidates.is_empty()) {
+        bar.set_prefix(&format!("{n}/{n} "));
+        let retention = analysis::Retention::build(&snap, &bar);
+        let paths = analysis::PathFinder::new(&snap, &bar);
+        for c in report.candidates.iter_mut().filter(|c| c.same_structure_as.is_none()).take(args.top.max(1)) {
+            c.holders = analysis::holders(&snap, &retention, &paths, &c.slice, args.holders);
+        }
+    }
+    if let Some(dot) = &args.dot {
+        std::fs::write(dot, report.to_dot(args.top)).with_context(|| format!("cannot write {}", dot.display()))?;
+    }
+    dump_args::emit(args.json, &report, |r| r.to_text(args.top))?;
+    Ok(if args.fail_on_growth && !report.candidates.is_empty() { Exit::CheckFailed } else { Exit::Success })
+}

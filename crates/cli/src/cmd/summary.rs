@@ -1,0 +1,42 @@
+//! `leakscope summary`: save a heap's class points-from graph, to compare heaps later
+//! without keeping the dumps.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::dump_args::DumpArgs;
+use crate::exit::Exit;
+use crate::heap_series;
+use crate::progress::Bar;
+
+/// Summarise a heap dump as Cork's class points-from graph: bytes and instances per class,
+/// and referent bytes per (referrer class → referent class) edge, counted once per reference.
+/// The summary (JSON, usually a few hundred KB) can stand in for the dump in `growth` and
+/// `diff`, so a series can be kept for weeks without keeping gigabytes of dumps.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  leakscope summary app.hprof -o app.json && rm app.hprof\n  leakscope growth mon.json tue.json wed.hprof"
+)]
+pub struct SummaryArgs {
+    /// The heap dump (.hprof).
+    pub dump: PathBuf,
+    /// Write the summary to FILE (default: stdout).
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub dump_args: DumpArgs,
+}
+
+/// Runs the command.
+pub fn run(args: &SummaryArgs) -> anyhow::Result<Exit> {
+    let bar = Bar::new(args.dump_args.quiet);
+    let summary = heap_series::summarize_dump(&args.dump, &args.dump_args, &bar)?;
+    let json = serde_json::to_string(&summary)?;
+    match &args.output {
+        Some(p) => std::fs::write(p, json).with_context(|| format!("cannot write {}", p.display()))?,
+        None => println!("{json}"),
+    }
+    Ok(Exit::Success)
+}

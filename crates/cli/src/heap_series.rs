@@ -1,0 +1,104 @@
+//! Inputs of the commands that compare heaps: heap dumps, or summaries saved by
+//! `leakscope summary` (a few KB instead of a dump's GB), told apart by their first bytes.
+
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::dump_args::{self, DumpArgs};
+use crate::progress::Bar;
+
+/// What a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// An HPROF heap dump.
+    Dump,
+    /// A `HeapSummary` JSON document.
+    Summary,
+}
+
+/// Tells a dump from a saved summary; anything else is an error that says what it looks like.
+pub fn kind(path: &Path) -> anyhow::Result<InputKind> {
+    if path.is_dir() {
+        anyhow::bail!("{} is a directory, not a heap dump or summary", path.display());
+    }
+    let mut head = [0u8; 16];
+    let mut f = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let n = f.read(&mut head).with_context(|| format!("cannot read {}", path.display()))?;
+    let head = &head[..n];
+    if head.starts_with(b"JAVA PROFILE") {
+        Ok(InputKind::Dump)
+    } else if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+        Ok(InputKind::Summary)
+    } else if head.starts_with(b"SQLite format 3") {
+        anyhow::bail!("{} is a SQLite file; reading agent run stores is not supported by this build", path.display())
+    } else {
+        anyhow::bail!("{} is neither an HPROF heap dump nor a summary written by `leakscope summary`", path.display())
+    }
+}
+
+/// Reads a saved summary.
+pub fn read_summary(path: &Path) -> anyhow::Result<growth::HeapSummary> {
+    let f = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_reader(std::io::BufReader::new(f))
+        .with_context(|| format!("{} is not a summary written by `leakscope summary`", path.display()))
+}
+
+/// The class points-from graph of a dump, read without building its object graph.
+pub fn summarize_dump(path: &Path, args: &DumpArgs, bar: &Bar) -> anyhow::Result<growth::HeapSummary> {
+    let dump = dump_args::open(path)?;
+    let graph = heap::ClassGraph::build(&dump, &args.read_options(), bar)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    args.print_warnings(&graph.census.warnings);
+    Ok(analysis::summarize(&graph, &path.display().to_string()))
+}
+
+/// The summary of a dump or of a saved summary file.
+pub fn summary_of(path: &Path, args: &DumpArgs, bar: &Bar) -> anyhow::Result<growth::HeapSummary> {
+    match kind(path)? {
+        InputKind::Dump => summarize_dump(path, args, bar),
+        InputKind::Summary => read_summary(path),
+    }
+}
+
+/// Warns when the heaps' own timestamps say they were not given oldest first.
+pub fn warn_if_unordered(series: &[growth::HeapSummary], quiet: bool) {
+    let backwards = series.windows(2).find(|w| matches!((w[0].time_ms, w[1].time_ms), (Some(a), Some(b)) if b < a));
+    if let (Some(w), false) = (backwards, quiet) {
+        eprintln!(
+            "warning: {} was taken before {}, but comes after it: give the heaps oldest first (growth is judged in the order given)",
+            w[1].source, w[0].source
+        );
+    }
+}
+
+/// Parses a size such as `512K`, `2M`, `1.5GiB` or `4096` (bytes).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| format!("{s:?} is not a size such as 512K, 2M or 4096"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?} (use K, M or G)")),
+    };
+    Ok((n * mult as f64) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert_eq!(parse_bytes("512K"), Ok(512 << 10));
+        assert_eq!(parse_bytes("1.5MiB"), Ok(3 << 19));
+        assert!(parse_bytes("12X").is_err());
+        assert!(parse_bytes("").is_err());
+    }
+}

@@ -1,0 +1,217 @@
+//! Growth over a series of heaps (Cork): Java programs that leak in different ways and
+//! programs that do not, each run in phases with a live heap dump after every phase.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{leakscope, Jdk};
+
+/// Runs `tests/java/Growth.java` SCENARIO for `phases` phases; the dumps, oldest first.
+fn series(scenario: &str, phases: usize) -> (tempfile::TempDir, Vec<PathBuf>) {
+    let jdk = Jdk::default_jdk();
+    let dir = tempfile::tempdir().unwrap();
+    jdk.compile("Growth", dir.path());
+    let out = jdk
+        .tool("java")
+        .args(["-Xmx256m", "-XX:+UseG1GC", "-cp"])
+        .arg(dir.path())
+        .args(["Growth", scenario, &phases.to_string()])
+        .arg(dir.path())
+        .output()
+        .expect("java");
+    assert!(out.status.success(), "Growth {scenario}: {}", String::from_utf8_lossy(&out.stderr));
+    let dumps = (1..=phases).map(|p| dir.path().join(format!("{scenario}-{p:02}.hprof"))).collect();
+    (dir, dumps)
+}
+
+fn args_of<'a>(cmd: &'a str, dumps: &'a [PathBuf], extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![cmd, "--quiet"];
+    args.extend(dumps.iter().map(|p| p.to_str().unwrap()));
+    args.extend_from_slice(extra);
+    args
+}
+
+fn growth(dumps: &[PathBuf], extra: &[&str]) -> Value {
+    let out = leakscope(&args_of("growth", dumps, &[&["--json"], extra].concat()));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+fn classes(report: &Value) -> Vec<String> {
+    report["candidates"].as_array().unwrap().iter().map(|c| c["class"].as_str().unwrap().to_owned()).collect()
+}
+
+/// Checks Done-when: the leaking class ranks first, or is in the first candidate's slice, or the
+/// first candidate holds it (is in the leaking class's slice); and a holder of the first
+/// candidate's data structure is reached through `field`.
+fn assert_found(report: &Value, leaking: &str, field: &str) {
+    let slice_of = |c: &Value| -> Vec<String> {
+        c["slice"]["classes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_owned()).collect()
+    };
+    let first = &report["candidates"][0];
+    let leak = report["candidates"].as_array().unwrap().iter().find(|c| c["class"] == leaking);
+    let first_class = first["class"].as_str().unwrap().to_owned();
+    assert!(
+        first["class"] == leaking
+            || slice_of(first).iter().any(|c| c == leaking)
+            || leak.is_some_and(|l| slice_of(l).contains(&first_class)),
+        "{leaking} is neither first, nor in its slice, nor held by it: {:?}",
+        classes(report)
+    );
+    let holders = first["holders"].as_array().unwrap();
+    let fields: Vec<&str> =
+        holders.iter().flat_map(|h| h["path"].as_array().unwrap()).filter_map(|s| s["field"].as_str()).collect();
+    assert!(fields.contains(&field), "no holder reached through {field}: {fields:?}");
+    assert!(holders[0]["retained_bytes"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_map_that_is_never_cleaned() {
+    let (_dir, dumps) = series("map", 8);
+    let report = growth(&dumps, &[]);
+    assert_found(&report, "Growth$Session", "static sessions");
+    assert_eq!(report["snapshots"].as_array().unwrap().len(), 8);
+    let first = &report["candidates"][0];
+    let edges = first["slice"]["edges"].as_array().unwrap();
+    assert!(edges.iter().any(|e| e["from"] == "java.util.HashMap$Node[]" && e["to"] == "java.util.HashMap$Node"));
+    assert_eq!(first["allocation_sites"], serde_json::json!([]));
+}
+
+#[test]
+fn listeners_never_unregistered() {
+    let (_dir, dumps) = series("listeners", 8);
+    assert_found(&growth(&dumps, &[]), "Growth$Widget", "static listeners");
+}
+
+#[test]
+fn thread_locals_of_pool_threads() {
+    let (_dir, dumps) = series("threadlocal", 8);
+    let report = growth(&dumps, &[]);
+    assert_found(&report, "Growth$Trace", "threadLocals");
+    let holders = report["candidates"][0]["holders"].as_array().unwrap();
+    assert!(holders.iter().all(|h| h["root"]["kind"] == "thread"), "held from pool threads: {holders:?}");
+    assert!(holders.len() >= 2, "one list per pool thread");
+}
+
+#[test]
+fn kept_by_one_of_two_indexes() {
+    let (_dir, dumps) = series("twoindexes", 8);
+    let report = growth(&dumps, &[]);
+    assert_found(&report, "Growth$Customer", "static byName");
+    let fields: Vec<&str> = report["candidates"][0]["holders"][0]["path"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["field"].as_str())
+        .collect();
+    assert!(!fields.contains(&"static byId"), "the index that lets go is not the holder");
+}
+
+#[test]
+fn a_slow_leak_under_a_fluctuating_working_set() {
+    let (_dir, dumps) = series("slowjitter", 12);
+    assert_found(&growth(&dumps, &[]), "Growth$Record", "static records");
+}
+
+#[test]
+fn phases_that_rise_and_fall_are_not_a_leak() {
+    let (_dir, dumps) = series("phases", 8);
+    let report = growth(&dumps, &[]);
+    assert_eq!(classes(&report), Vec::<String>::new());
+    let totals: Vec<u64> =
+        report["snapshots"].as_array().unwrap().iter().map(|s| s["total_bytes"].as_u64().unwrap()).collect();
+    assert!(totals.windows(2).any(|w| w[1] < w[0]) && totals.windows(2).any(|w| w[1] > w[0]), "{totals:?}");
+}
+
+#[test]
+fn a_bounded_cache_that_filled_up_is_not_a_leak_though_cork_says_so() {
+    let (_dir, dumps) = series("cache", 8);
+    assert_eq!(classes(&growth(&dumps, &[])), Vec::<String>::new());
+    let cork = growth(&dumps, &["--method", "cork", "--holders", "0"]);
+    assert!(classes(&cork).contains(&"java.util.LinkedHashMap$Entry".to_owned()), "{:?}", classes(&cork));
+    let out = leakscope(&args_of("growth", &dumps, &["--explain", "java.util.LinkedHashMap$Entry"]));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("stopped growing"));
+    // While it still fills, it grows: the first three heaps report it.
+    assert!(classes(&growth(&dumps[..3], &["--holders", "0"])).contains(&"java.util.LinkedHashMap$Entry".to_owned()));
+}
+
+#[test]
+fn fail_on_growth_fails_a_leaking_scenario_only() {
+    let (_dir, leak) = series("map", 5);
+    let (_dir2, fine) = series("cache", 8);
+    let code = |d: &[PathBuf]| leakscope(&args_of("growth", d, &["--fail-on-growth", "--holders", "0"])).status.code();
+    assert_eq!(code(&leak), Some(1));
+    assert_eq!(code(&fine), Some(0));
+}
+
+#[test]
+fn streaming_summary_equals_the_snapshots() {
+    let (_dir, dumps) = series("twoindexes", 2);
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/demo-jdk17.hprof");
+    for path in [dumps[1].clone(), fixture] {
+        let dump = heap::Dump::open(&path).unwrap();
+        let graph = heap::ClassGraph::build(&dump, &Default::default(), &graph::NoProgress).unwrap();
+        let streamed = analysis::summarize(&graph, "x");
+        let snap = heap::Snapshot::build(dump, &Default::default(), &graph::NoProgress).unwrap();
+        let mut from_snapshot = analysis::summarize_snapshot(&snap, "x");
+        let mut streamed_edges = streamed.edges.clone();
+        let key = |e: &growth::EdgeVolume| (e.from.clone(), e.to.clone(), e.bytes, e.references);
+        streamed_edges.sort_by_key(key);
+        from_snapshot.edges.sort_by_key(key);
+        assert_eq!(streamed_edges, from_snapshot.edges, "{}", path.display());
+        assert_eq!(streamed.classes, from_snapshot.classes);
+        assert!(streamed.edges.iter().any(|e| e.from == "class Growth$Directory" || e.from.starts_with("class ")));
+    }
+}
+
+#[test]
+fn saved_summaries_stand_in_for_dumps_and_diff_counts_the_leak() {
+    let (dir, dumps) = series("map", 6);
+    let mut saved = Vec::new();
+    for (i, d) in dumps.iter().enumerate() {
+        let json = dir.path().join(format!("s{i}.json"));
+        let out = leakscope(&["summary", "-q", d.to_str().unwrap(), "-o", json.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        saved.push(json);
+    }
+    let from_dumps = growth(&dumps, &["--holders", "0"]);
+    let from_saved = growth(&saved, &[]);
+    assert_eq!(classes(&from_dumps), classes(&from_saved));
+    assert_eq!(from_dumps["candidates"][0]["slice"], from_saved["candidates"][0]["slice"]);
+    // 3000 sessions a phase, and every fourth is never removed: 750 more per phase.
+    let out = leakscope(&["diff", "-q", saved[0].to_str().unwrap(), dumps[5].to_str().unwrap(), "--json"]);
+    let diff: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let session = diff["classes"].as_array().unwrap().iter().find(|c| c["class"] == "Growth$Session").unwrap();
+    assert_eq!(session["delta_instances"], 5 * 750);
+    let held = diff["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["from"] == "java.util.HashMap$Node" && e["to"] == "Growth$Session")
+        .unwrap();
+    assert_eq!(held["delta_bytes"], session["delta_bytes"], "each session is referenced by one map node");
+}
+
+#[test]
+fn dot_graph_and_bad_inputs() {
+    let (dir, dumps) = series("listeners", 4);
+    let dot = dir.path().join("slice.dot");
+    let out = leakscope(&args_of("growth", &dumps, &["--holders", "0", "--dot", dot.to_str().unwrap()]));
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&dot).unwrap();
+    assert!(
+        text.starts_with("digraph")
+            && text.contains("\"java.util.concurrent.CopyOnWriteArrayList\" -> \"java.lang.Object[]\""),
+        "{text}"
+    );
+    let junk = dir.path().join("junk.txt");
+    std::fs::write(&junk, "hello").unwrap();
+    let out = leakscope(&["growth", dumps[0].to_str().unwrap(), junk.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("neither an HPROF heap dump nor a summary"));
+    let out = leakscope(&["growth", dumps[0].to_str().unwrap(), "--decay", "150"]);
+    assert_eq!(out.status.code(), Some(2));
+    let one = growth(&dumps[..1], &[]);
+    assert!(one["notes"][0].as_str().unwrap().contains("at least 3 heaps"), "{one}");
+}

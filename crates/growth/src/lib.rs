@@ -1,0 +1,177 @@
+//! Questions across a series of heaps: which data structure grows.
+//!
+//! Each heap is summarised as a [`HeapSummary`], Cork's class points-from graph (bytes per
+//! class and per referrer → referent edge). [`analyze`] aligns a series of them by class
+//! ([`Series`]), ranks every class and edge ([`ranking::judge`]: Cork's ratio ranking of
+//! Figure 5 in [`ratio`], on kept volumes by default, or as published, or slope ranking), and
+//! reports each candidate with its slice of growing edges up to the containing data structure.
+//!
+//! ```
+//! use growth::{ClassVolume, HeapSummary};
+//! let heap = |mb: u64| HeapSummary {
+//!     source: format!("{mb} MB"),
+//!     total_bytes: (mb + 100) << 20,
+//!     classes: vec![ClassVolume { name: "Session".into(), instances: mb * 1000, bytes: mb << 20 }],
+//!     ..Default::default()
+//! };
+//! let series: Vec<_> = [2, 4, 6, 8, 10].into_iter().map(heap).collect();
+//! let report = growth::analyze(&series, &growth::Options::default(), &[]);
+//! assert_eq!(report.candidates[0].class, "Session");
+//! ```
+
+pub mod ranking;
+pub mod ratio;
+mod series;
+mod slice;
+mod summary;
+
+use rustc_hash::FxHashMap;
+
+pub use ranking::{judge, kept, Method, Options, Verdict};
+pub use ratio::{ratio_rank, RatioParams, RatioRank};
+pub use series::{ClassSeries, EdgeSeries, Series};
+pub use summary::{statics_of, ClassVolume, EdgeVolume, HeapSummary};
+
+/// Ranks a series of heaps (oldest first) and reports the growing classes with their slices;
+/// `explain` names classes whose verdict to report whatever it is.
+pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> report::GrowthReport {
+    let series = Series::new(summaries);
+    let mut holders: slice::Holders<'_> = FxHashMap::default();
+    for (i, e) in series.edges.iter().enumerate() {
+        if let Some(g) = ranking::edge_grows(&e.bytes, &series.totals, o) {
+            holders.entry(e.to.as_str()).or_default().push((i, g));
+        }
+    }
+    for list in holders.values_mut() {
+        list.sort_by_key(|b| std::cmp::Reverse(b.1));
+    }
+    let mut candidates: Vec<report::Candidate> = series
+        .classes
+        .iter()
+        .filter_map(|c| {
+            let v = judge(&c.bytes, &series.totals, o);
+            v.is_candidate().then(|| report::Candidate {
+                class: c.name.clone(),
+                rank: v.rank,
+                phases: v.phases,
+                volumes: c.bytes.clone(),
+                instances: c.instances.clone(),
+                growth_bytes: v.growth_bytes,
+                slice: slice::slice(&series, &holders, &c.name),
+                holders: Vec::new(),
+                allocation_sites: Vec::new(),
+                same_structure_as: None,
+            })
+        })
+        .collect();
+    candidates.sort_by(|a, b| b.rank.total_cmp(&a.rank).then(b.growth_bytes.cmp(&a.growth_bytes)));
+    mark_same_structures(&mut candidates);
+    report::GrowthReport {
+        snapshots: summaries
+            .iter()
+            .map(|h| report::SnapshotRow {
+                source: h.source.clone(),
+                total_bytes: h.total_bytes,
+                total_instances: h.total_instances,
+                time_ms: h.time_ms,
+            })
+            .collect(),
+        ranking: report::RankingInfo {
+            method: o.method.name().into(),
+            decay: o.ratio.decay,
+            threshold: if o.method == Method::Slope { 0.0 } else { o.ratio.threshold },
+            min_phases: o.ratio.min_phases,
+            min_growth_bytes: o.min_growth_bytes,
+        },
+        candidates,
+        explained: explain.iter().map(|name| explanation(&series, name, o)).collect(),
+        notes: notes(summaries.len(), o),
+    }
+}
+
+/// A later candidate whose containers equal an earlier one's grows in the same structure.
+fn mark_same_structures(candidates: &mut [report::Candidate]) {
+    for i in 1..candidates.len() {
+        let (before, rest) = candidates.split_at_mut(i);
+        let c = &mut rest[0];
+        if let Some(first) =
+            before.iter().find(|b| b.same_structure_as.is_none() && b.slice.containers == c.slice.containers)
+        {
+            c.same_structure_as = Some(first.class.clone());
+        }
+    }
+}
+
+fn explanation(series: &Series, name: &str, o: &Options) -> report::Explanation {
+    match series.classes.iter().find(|c| c.name == name) {
+        Some(c) => {
+            let v = judge(&c.bytes, &series.totals, o);
+            report::Explanation {
+                class: name.into(),
+                volumes: c.bytes.clone(),
+                rank: v.rank,
+                phases: v.phases,
+                verdict: v.rejected.map_or_else(|| "candidate".into(), |r| format!("not a candidate: {r}")),
+            }
+        }
+        None => report::Explanation {
+            class: name.into(),
+            volumes: vec![0; series.len()],
+            rank: 0.0,
+            phases: 0,
+            verdict: "not in any of the heaps".into(),
+        },
+    }
+}
+
+fn notes(heaps: usize, o: &Options) -> Vec<String> {
+    let mut out = Vec::new();
+    let needed = o.ratio.min_phases as usize + 1;
+    if heaps < needed {
+        out.push(format!(
+            "{heaps} heaps: a class must grow over {} intervals after it first appears, so at least {needed} heaps are needed",
+            o.ratio.min_phases
+        ));
+    }
+    out
+}
+
+/// Per-class and per-edge deltas from `old` to `new`, biggest changes first.
+pub fn diff(old: &HeapSummary, new: &HeapSummary) -> report::DiffReport {
+    let series = Series::new(&[old.clone(), new.clone()]);
+    let mut classes: Vec<report::ClassDelta> = series
+        .classes
+        .iter()
+        .map(|c| report::ClassDelta {
+            class: c.name.clone(),
+            old_instances: c.instances[0],
+            new_instances: c.instances[1],
+            old_bytes: c.bytes[0],
+            new_bytes: c.bytes[1],
+            delta_bytes: c.bytes[1] as i64 - c.bytes[0] as i64,
+            delta_instances: c.instances[1] as i64 - c.instances[0] as i64,
+        })
+        .filter(|d| d.delta_bytes != 0 || d.delta_instances != 0)
+        .collect();
+    classes.sort_by(|a, b| b.delta_bytes.abs().cmp(&a.delta_bytes.abs()).then(a.class.cmp(&b.class)));
+    let mut edges: Vec<report::EdgeDelta> = series
+        .edges
+        .iter()
+        .map(|e| report::EdgeDelta {
+            from: e.from.clone(),
+            to: e.to.clone(),
+            old_bytes: e.bytes[0],
+            new_bytes: e.bytes[1],
+            delta_bytes: e.bytes[1] as i64 - e.bytes[0] as i64,
+        })
+        .filter(|d| d.delta_bytes != 0)
+        .collect();
+    edges.sort_by(|a, b| b.delta_bytes.abs().cmp(&a.delta_bytes.abs()).then(a.from.cmp(&b.from)));
+    let row = |h: &HeapSummary| report::SnapshotRow {
+        source: h.source.clone(),
+        total_bytes: h.total_bytes,
+        total_instances: h.total_instances,
+        time_ms: h.time_ms,
+    };
+    report::DiffReport { old: row(old), new: row(new), classes, edges }
+}

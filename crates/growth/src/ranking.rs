@@ -1,0 +1,403 @@
+//! Judging one volume series: Cork's ratio ranking (on kept volumes by default), Cork's
+//! ratio ranking as published, or its slope ranking.
+//!
+//! The *kept volume* at heap `i` is the smallest volume from `i` to the last heap: bytes that
+//! were still there every time after. A leak only adds to it; a working set that comes and
+//! goes (jitter) does not, and a cache that fills and then stays full stops adding to it.
+//! Cork's weaknesses that this answers, with the tests that show them, are in
+//! `docs/decisions/0006-growth-ranking.md`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ratio::{ratio_rank, RatioParams};
+
+/// Which ranking to apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Figure 5 on kept volumes, plus the noise and plateau tests (leakscope's default).
+    #[default]
+    Ratio,
+    /// Figure 5 on raw volumes, exactly as published.
+    Cork,
+    /// The Slope Ranking Technique (section 4.2.1), as published.
+    Slope,
+}
+
+impl Method {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Ratio => "ratio",
+            Method::Cork => "cork",
+            Method::Slope => "slope",
+        }
+    }
+}
+
+/// How series are judged.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Options {
+    /// The ranking.
+    pub method: Method,
+    /// Figure 5's knobs.
+    pub ratio: RatioParams,
+    /// Classes that grew less than this are never candidates.
+    pub min_growth_bytes: u64,
+    /// `ratio`: the robust trend's growth over the series must exceed this many times the
+    /// noise (from the median absolute deviation of successive differences).
+    pub noise_factor: f64,
+    /// `ratio`: over the last third of the series, and over the rest, the kept volume must grow
+    /// at this share of its average rate at least: else it reached a plateau, or only jumped
+    /// at the end.
+    pub plateau_share: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            method: Method::Ratio,
+            ratio: RatioParams::default(),
+            min_growth_bytes: 64 << 10,
+            noise_factor: 4.0,
+            plateau_share: 0.25,
+        }
+    }
+}
+
+/// The outcome for one series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// The rank (percentage points for ratio and cork; share of heap growth for slope).
+    pub rank: f64,
+    /// Growth phases at the end of the series.
+    pub phases: u32,
+    /// Bytes it grew by over the ranked part of the series.
+    pub growth_bytes: u64,
+    /// `None` for a candidate, else the first test it failed.
+    pub rejected: Option<String>,
+}
+
+impl Verdict {
+    /// Whether it is a candidate.
+    pub fn is_candidate(&self) -> bool {
+        self.rejected.is_none()
+    }
+}
+
+/// The smallest volume from each heap to the last.
+pub fn kept(volumes: &[u64]) -> Vec<u64> {
+    let mut out = volumes.to_vec();
+    for i in (0..out.len().saturating_sub(1)).rev() {
+        out[i] = out[i].min(out[i + 1]);
+    }
+    out
+}
+
+/// Judges a class's volumes; `totals` are the heaps' total bytes (slope ranking needs them).
+pub fn judge(volumes: &[u64], totals: &[u64], o: &Options) -> Verdict {
+    match o.method {
+        Method::Ratio => judge_kept(volumes, o),
+        Method::Cork => judge_cork(volumes, o),
+        Method::Slope => judge_slope(volumes, totals, o),
+    }
+}
+
+/// Whether an edge grows, for slices: Cork's `r_e > 0`, and for `ratio` also above its noise.
+pub fn edge_grows(volumes: &[u64], totals: &[u64], o: &Options) -> Option<u64> {
+    let v = judge(volumes, totals, &Options { ratio: RatioParams { threshold: 0.0, min_phases: 1, ..o.ratio }, ..*o });
+    let min = (o.min_growth_bytes / 64).max(1);
+    let ok = match o.method {
+        Method::Ratio => {
+            v.rank > 0.0 && v.growth_bytes >= min && !matches!(&v.rejected, Some(r) if r.starts_with("within"))
+        }
+        Method::Cork | Method::Slope => v.rank > 0.0,
+    };
+    ok.then_some(v.growth_bytes)
+}
+
+/// Where the last unbroken presence of the series starts.
+fn span_start(volumes: &[u64]) -> usize {
+    volumes.iter().rposition(|&v| v == 0).map_or(0, |z| z + 1)
+}
+
+fn judge_kept(volumes: &[u64], o: &Options) -> Verdict {
+    let k = kept(volumes);
+    let r = ratio_rank(&k, &o.ratio);
+    let n = k.len();
+    let s = span_start(&k).min(n.saturating_sub(1));
+    let growth = k.last().copied().unwrap_or(0).saturating_sub(k.get(s).copied().unwrap_or(0));
+    let trend = Trend::fit(&volumes[s..]);
+    let steps = n.saturating_sub(1 + s);
+    let w = steps.div_ceil(3).max(1);
+    let recent = if steps > 0 { k[n - 1] - k[n - 1 - w] } else { 0 };
+    let rejected = common_tests(r.phases, r.rank, growth, o).or_else(|| {
+        if (recent as f64) < o.plateau_share * growth as f64 * w as f64 / steps as f64 {
+            Some(format!("stopped growing (kept volume grew {recent} B over the last {w} intervals)"))
+        } else if trend.growth() <= o.noise_factor * trend.noise {
+            Some(format!(
+                "within its own fluctuation (trend {:.0} B over the series ≤ {} × noise {:.0} B)",
+                trend.growth(),
+                o.noise_factor,
+                trend.noise
+            ))
+        } else if ((growth - recent) as f64) < o.plateau_share * growth as f64 * (steps - w) as f64 / steps as f64 {
+            Some(format!("grew only lately ({recent} of {growth} B in the last {w} intervals): not yet a trend"))
+        } else {
+            None
+        }
+    });
+    Verdict { rank: r.rank, phases: r.phases, growth_bytes: growth, rejected }
+}
+
+/// A robust trend of a series: the Theil–Sen slope (the median of all pairwise slopes, blind to
+/// a few wild points), and the noise, estimated from successive differences (their median
+/// absolute deviation, scaled to a standard deviation of one point), which a trend does not
+/// inflate and a short series does not overfit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Trend {
+    slope: f64,
+    noise: f64,
+    steps: usize,
+}
+
+/// Longer series are fitted on their most recent points (the fit is quadratic in the length).
+const MAX_FIT: usize = 160;
+
+impl Trend {
+    fn fit(v: &[u64]) -> Trend {
+        let v = &v[v.len().saturating_sub(MAX_FIT)..];
+        let n = v.len();
+        let mut slopes = Vec::with_capacity(n * n.saturating_sub(1) / 2);
+        for i in 0..n {
+            for j in i + 1..n {
+                slopes.push((v[j] as f64 - v[i] as f64) / (j - i) as f64);
+            }
+        }
+        let slope = median(&mut slopes);
+        let mut diffs: Vec<f64> = v.windows(2).map(|w| w[1] as f64 - w[0] as f64).collect();
+        let mid = median(&mut diffs);
+        let mut dev: Vec<f64> = diffs.iter().map(|d| (d - mid).abs()).collect();
+        // MAD × 1.4826 estimates a standard deviation; a difference of two points has √2 of one.
+        let noise = median(&mut dev) * 1.4826 / std::f64::consts::SQRT_2;
+        Trend { slope, noise, steps: n.saturating_sub(1) }
+    }
+
+    /// Growth the trend predicts over the fitted span.
+    fn growth(&self) -> f64 {
+        self.slope * self.steps as f64
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_unstable_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+fn judge_cork(volumes: &[u64], o: &Options) -> Verdict {
+    let r = ratio_rank(volumes, &o.ratio);
+    let s = span_start(volumes).min(volumes.len().saturating_sub(1));
+    let growth = volumes.last().copied().unwrap_or(0).saturating_sub(volumes.get(s).copied().unwrap_or(0));
+    Verdict {
+        rank: r.rank,
+        phases: r.phases,
+        growth_bytes: growth,
+        rejected: common_tests(r.phases, r.rank, growth, o),
+    }
+}
+
+fn common_tests(phases: u32, rank: f64, growth: u64, o: &Options) -> Option<String> {
+    if phases < o.ratio.min_phases {
+        Some(format!("{phases} growth phases (needs {})", o.ratio.min_phases))
+    } else if rank <= o.ratio.threshold {
+        Some(format!("rank {rank:.0} ≤ threshold {}", o.ratio.threshold))
+    } else if growth < o.min_growth_bytes {
+        Some(format!("grew {growth} B, below the minimum of {} B", o.min_growth_bytes))
+    } else {
+        None
+    }
+}
+
+/// Section 4.2.1: `r_i = r_{i−1} + p_i · s_i / S_i` where the slopes share the allocation
+/// axis, so `s_i / S_i` is the class's share of the heap's change; `p` counts growth phases.
+fn judge_slope(volumes: &[u64], totals: &[u64], o: &Options) -> Verdict {
+    let s = span_start(volumes);
+    let (mut rank, mut grew, mut shrank) = (0.0, 0u32, 0u32);
+    for i in s + 1..volumes.len() {
+        let dv = volumes[i] as f64 - volumes[i - 1] as f64;
+        let dt = totals[i] as f64 - totals[i - 1] as f64;
+        if dv > 0.0 {
+            grew += 1;
+        } else if dv < 0.0 {
+            shrank += 1;
+        }
+        if dt != 0.0 {
+            rank += f64::from(grew) * dv / dt;
+        }
+    }
+    let growth = volumes.last().copied().unwrap_or(0).saturating_sub(volumes.get(s).copied().unwrap_or(0));
+    let rejected = if grew <= shrank {
+        Some(format!("grew in {grew} intervals and shrank in {shrank}"))
+    } else if rank <= 0.0 {
+        Some(format!("rank {rank:.3} ≤ 0"))
+    } else if growth < o.min_growth_bytes {
+        Some(format!("grew {growth} B, below the minimum of {} B", o.min_growth_bytes))
+    } else {
+        None
+    };
+    Verdict { rank, phases: grew, growth_bytes: growth, rejected }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MB: u64 = 1 << 20;
+
+    fn opts(method: Method) -> Options {
+        Options { method, ..Options::default() }
+    }
+
+    fn totals(n: usize) -> Vec<u64> {
+        (0..n as u64).map(|i| 100 * MB + i * MB).collect()
+    }
+
+    #[test]
+    fn theil_sen_ignores_outliers() {
+        let t = Trend::fit(&[10, 20, 30, 400, 50, 60, 70]);
+        assert_eq!((t.slope, t.steps), (10.0, 6));
+        assert_eq!(Trend::fit(&[10, 20, 30, 40]).noise, 0.0, "a straight line has no noise");
+        let flat = Trend::fit(&[5, 9, 5, 9, 5, 9]);
+        assert_eq!(flat.slope, 0.0);
+    }
+
+    #[test]
+    fn kept_is_the_suffix_minimum() {
+        assert_eq!(kept(&[5, 3, 4, 2, 6]), vec![2, 2, 2, 2, 6]);
+        assert_eq!(kept(&[]), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn a_linear_leak_is_found_by_all_three() {
+        let v: Vec<u64> = (0..8).map(|i| 4 * MB + i * 2 * MB).collect();
+        for m in [Method::Ratio, Method::Cork, Method::Slope] {
+            let verdict = judge(&v, &totals(8), &opts(m));
+            assert!(verdict.is_candidate(), "{m:?}: {verdict:?}");
+        }
+    }
+
+    #[test]
+    fn a_filled_cache_stops_being_reported_but_cork_keeps_it() {
+        let v = [2 * MB, 6 * MB, 10 * MB, 12 * MB, 12 * MB, 12 * MB, 12 * MB, 12 * MB];
+        let ours = judge(&v, &totals(8), &opts(Method::Ratio));
+        assert!(ours.rejected.as_deref().unwrap().starts_with("stopped growing"), "{ours:?}");
+        assert!(judge(&v, &totals(8), &opts(Method::Cork)).is_candidate(), "Cork's rank never decays");
+        // While it is still filling, it is reported: the plateau is not yet known.
+        assert!(judge(&v[..4], &totals(4), &opts(Method::Ratio)).is_candidate());
+    }
+
+    #[test]
+    fn a_slow_leak_under_heavy_jitter_is_found_where_cork_resets() {
+        // 0.5 MB leaked per interval, under a working set of the same class that swings at random
+        // by up to 2 MB, four times as much: 40 such series of 12 heaps.
+        let found = |m: Method| {
+            (1..=40u64)
+                .filter(|&seed| {
+                    let v: Vec<u64> = swings(12, 2 * MB, seed)
+                        .iter()
+                        .enumerate()
+                        .map(|(i, s)| MB / 4 + i as u64 * MB / 2 + s)
+                        .collect();
+                    judge(&v, &totals(12), &opts(m)).is_candidate()
+                })
+                .count()
+        };
+        let (ours, cork) = (found(Method::Ratio), found(Method::Cork));
+        assert!(ours >= 36, "found {ours} of 40");
+        assert!(cork + 8 <= ours, "Cork's rank resets on drops beyond f: {cork} of 40, ours {ours}");
+    }
+
+    /// Uniform pseudo-random swings in `0..max` (a fixed xorshift sequence per seed).
+    fn swings(n: usize, max: u64, seed: u64) -> Vec<u64> {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ seed.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % max
+            })
+            .collect()
+    }
+
+    #[test]
+    fn jitter_alone_is_not_a_leak() {
+        for n in [5, 8, 12, 20] {
+            let false_alarms = (1..=40u64)
+                .filter(|&seed| {
+                    let v: Vec<u64> = swings(n, 4 * MB, seed).iter().map(|s| 10 * MB + s).collect();
+                    judge(&v, &totals(v.len()), &opts(Method::Ratio)).is_candidate()
+                })
+                .count();
+            assert!(false_alarms <= 1, "{n} heaps: {false_alarms} of 40 noise series reported");
+        }
+        // Alternating phases: the heap rises and falls.
+        let v: Vec<u64> = (0..10).map(|i| if i % 2 == 0 { 10 * MB } else { 30 * MB }).collect();
+        assert!(!judge(&v, &totals(10), &opts(Method::Ratio)).is_candidate());
+    }
+
+    #[test]
+    fn first_appearance_and_small_growth_are_not_reported() {
+        let o = opts(Method::Ratio);
+        assert!(!judge(&[0, 0, 10 * MB], &totals(3), &o).is_candidate());
+        assert!(!judge(&[0, MB, 30 * MB], &totals(3), &o).is_candidate(), "one phase after appearing");
+        assert!(judge(&[0, MB, 30 * MB, 60 * MB], &totals(4), &o).is_candidate());
+        let tiny: Vec<u64> = (1..8).map(|i| i * 1000).collect();
+        assert!(judge(&tiny, &totals(7), &o).rejected.unwrap().contains("minimum"));
+    }
+
+    #[test]
+    fn slope_ranking_is_the_classs_share_of_heap_growth() {
+        let o = opts(Method::Slope);
+        // The class makes all of the heap's growth: each step adds p × 1.
+        let v: Vec<u64> = (0..4).map(|i| MB + i * MB).collect();
+        let t: Vec<u64> = (0..4).map(|i| 10 * MB + i * MB).collect();
+        let verdict = judge(&v, &t, &o);
+        assert!((verdict.rank - (1.0 + 2.0 + 3.0)).abs() < 1e-9, "{verdict:?}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn scaling_volumes_does_not_change_ratio_ranks(v in proptest::collection::vec(1u64..1000, 2..12), k in 1u64..50) {
+            let o = Options { min_growth_bytes: 0, ..opts(Method::Ratio) };
+            let a = judge(&v, &totals(v.len()), &o);
+            let scaled: Vec<u64> = v.iter().map(|x| x * k).collect();
+            let b = judge(&scaled, &totals(v.len()), &o);
+            proptest::prop_assert!((a.rank - b.rank).abs() < 1e-6 * a.rank.abs().max(1.0));
+            proptest::prop_assert_eq!(a.is_candidate(), b.is_candidate());
+        }
+
+        #[test]
+        fn a_series_that_never_rises_is_never_a_candidate(mut v in proptest::collection::vec(0u64..1 << 30, 1..12)) {
+            v.sort_unstable_by(|a, b| b.cmp(a));
+            for m in [Method::Ratio, Method::Cork, Method::Slope] {
+                proptest::prop_assert!(!judge(&v, &totals(v.len()), &opts(m)).is_candidate());
+            }
+        }
+
+        #[test]
+        fn kept_volume_never_exceeds_the_volume_and_never_falls(v in proptest::collection::vec(0u64..1000, 0..20)) {
+            let k = kept(&v);
+            proptest::prop_assert!(k.iter().zip(&v).all(|(a, b)| a <= b));
+            proptest::prop_assert!(k.windows(2).all(|w| w[0] <= w[1]));
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! [`HeapSummary`]: Cork's class points-from graph (CPFG) of one moment.
+
+use serde::{Deserialize, Serialize};
+
+/// Bytes and instances of one class in one summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassVolume {
+    /// Java source name (`java.util.HashMap$Node`, `byte[]`).
+    pub name: String,
+    /// Objects of the class.
+    pub instances: u64,
+    /// Their shallow bytes together.
+    pub bytes: u64,
+}
+
+/// One reference edge: the bytes of `to` objects referenced from `from` objects, counted once
+/// per reference (Cork's V(to|from), Figure 3), so an object referenced twice counts twice.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EdgeVolume {
+    /// Referrer: a class name, or `class NAME` for the static fields of NAME.
+    pub from: String,
+    /// Referent class name.
+    pub to: String,
+    /// Bytes of the referents, once per reference.
+    pub bytes: u64,
+    /// Number of references.
+    pub references: u64,
+}
+
+/// The class points-from graph of one moment, from a heap dump or from the agent's heap walk.
+/// Weak, soft and phantom referents are not counted as edges: they do not keep anything alive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct HeapSummary {
+    /// Where it came from: a dump's path, or `gc N` of a run.
+    pub source: String,
+    /// Wall-clock time of the moment, milliseconds since the Unix epoch, when known.
+    pub time_ms: Option<u64>,
+    /// Garbage collections the JVM had completed, when known.
+    pub gc_count: Option<u64>,
+    /// Bytes of all objects summarised.
+    pub total_bytes: u64,
+    /// Number of objects summarised.
+    pub total_instances: u64,
+    /// Volume per class.
+    pub classes: Vec<ClassVolume>,
+    /// Volume per referrer → referent edge.
+    pub edges: Vec<EdgeVolume>,
+}
+
+/// The referrer name that stands for the static fields of class `name`.
+pub fn statics_of(name: &str) -> String {
+    format!("class {name}")
+}

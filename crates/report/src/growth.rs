@@ -1,0 +1,394 @@
+//! The `growth` report (Cork's candidates and slices over a series of heaps) and the `diff`
+//! report (per-class and per-edge deltas between two heaps).
+
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use crate::paths::{PathRoot, PathStep};
+use crate::text::{human_bytes, thousands};
+
+/// One heap of the series.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotRow {
+    /// The dump's path, or `gc N` of a run.
+    pub source: String,
+    /// Bytes of all objects in it.
+    pub total_bytes: u64,
+    /// Objects in it.
+    pub total_instances: u64,
+    /// Wall-clock time, milliseconds since the Unix epoch, when known.
+    pub time_ms: Option<u64>,
+}
+
+/// How candidates were ranked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankingInfo {
+    /// `ratio` (leakscope's default: Figure 5 on kept volumes), `cork` (Figure 5 on raw volumes) or `slope`.
+    pub method: String,
+    /// Decay factor f.
+    pub decay: f64,
+    /// Rank threshold R (percentage points; slope ranking reports any positive rank).
+    pub threshold: f64,
+    /// Growth phases a candidate needs.
+    pub min_phases: u32,
+    /// Growth below this many bytes is never reported.
+    pub min_growth_bytes: u64,
+}
+
+/// A growing reference edge in a slice: `to` objects held by `from` objects.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SliceEdge {
+    /// Referrer class (or `class NAME` for NAME's static fields).
+    pub from: String,
+    /// Referent class.
+    pub to: String,
+    /// Bytes of referents over this edge in the last heap.
+    pub bytes: u64,
+    /// How much that grew over the series.
+    pub growth_bytes: u64,
+}
+
+/// Cork's slice: the candidate and the classes that hold it along growing references.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Slice {
+    /// Classes in the slice, the candidate first.
+    pub classes: Vec<String>,
+    /// Growing edges, nearest to the candidate first.
+    pub edges: Vec<SliceEdge>,
+    /// Classes where the growth stops climbing: the data structures that contain it.
+    pub containers: Vec<String>,
+}
+
+/// An object of a container class in the last heap that holds the growing part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holder {
+    /// Its class.
+    pub class: String,
+    /// Its address.
+    pub id: String,
+    /// Bytes it retains in the last heap.
+    pub retained_bytes: u64,
+    /// The root its shortest strong path starts from, if any.
+    pub root: Option<PathRoot>,
+    /// The path from the root object to it, the holder last.
+    pub path: Vec<PathStep>,
+}
+
+/// A class whose volume keeps growing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// Class name.
+    pub class: String,
+    /// Rank (higher: more likely to grow without bound).
+    pub rank: f64,
+    /// Consecutive growth phases at the end of the series.
+    pub phases: u32,
+    /// Bytes per heap of the series.
+    pub volumes: Vec<u64>,
+    /// Instances per heap of the series.
+    pub instances: Vec<u64>,
+    /// Bytes it grew by over the ranked part of the series (kept volume for `ratio`).
+    pub growth_bytes: u64,
+    /// Growing references that hold it.
+    pub slice: Slice,
+    /// Objects of the slice's containers that hold the growth, in the last heap.
+    pub holders: Vec<Holder>,
+    /// Where its objects were allocated, when the input records it (the agent); empty for dumps.
+    pub allocation_sites: Vec<String>,
+    /// An earlier candidate with the same containers: the same data structure grows.
+    pub same_structure_as: Option<String>,
+}
+
+/// The `growth` report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GrowthReport {
+    /// The heaps, in time order.
+    pub snapshots: Vec<SnapshotRow>,
+    /// The ranking and its parameters.
+    pub ranking: RankingInfo,
+    /// Candidates, the most likely leak first; empty when nothing grows.
+    pub candidates: Vec<Candidate>,
+    /// Classes asked about with `--explain`, and why each is or is not a candidate.
+    pub explained: Vec<Explanation>,
+    /// Caveats about the input (allocation sites unknown, too few heaps, ...).
+    pub notes: Vec<String>,
+}
+
+/// Why a class is, or is not, a candidate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Explanation {
+    /// Class name.
+    pub class: String,
+    /// Bytes per heap.
+    pub volumes: Vec<u64>,
+    /// Its rank.
+    pub rank: f64,
+    /// Its growth phases.
+    pub phases: u32,
+    /// `candidate`, or the first test it failed.
+    pub verdict: String,
+}
+
+impl GrowthReport {
+    /// The report for people: one screen for the first `top` candidates.
+    pub fn to_text(&self, top: usize) -> String {
+        let mut o = String::new();
+        let totals: Vec<String> = self.snapshots.iter().map(|s| human_bytes(s.total_bytes)).collect();
+        let _ = writeln!(o, "{} heaps, total bytes: {}", self.snapshots.len(), totals.join(" → "));
+        let r = &self.ranking;
+        let _ = writeln!(
+            o,
+            "ranking: {} (f = {:.0}%, R = {}, ≥ {} phases, ≥ {} growth)\n",
+            r.method,
+            r.decay * 100.0,
+            r.threshold,
+            r.min_phases,
+            human_bytes(r.min_growth_bytes)
+        );
+        if self.candidates.is_empty() {
+            let _ = writeln!(o, "No growing class: nothing is a leak candidate.");
+        }
+        for (i, c) in self.candidates.iter().take(top).enumerate() {
+            candidate_text(&mut o, i + 1, c);
+        }
+        if self.candidates.len() > top {
+            let rest: Vec<&str> = self.candidates[top..].iter().map(|c| c.class.as_str()).collect();
+            let _ = writeln!(o, "{} more candidates: {}\n", rest.len(), rest.join(", "));
+        }
+        for e in &self.explained {
+            let vols: Vec<String> = e.volumes.iter().map(|&v| human_bytes(v)).collect();
+            let _ = writeln!(o, "explain {}: {} (rank {:.0}, {} phases)", e.class, e.verdict, e.rank, e.phases);
+            let _ = writeln!(o, "  volumes: {}", vols.join(" → "));
+        }
+        for n in &self.notes {
+            let _ = writeln!(o, "note: {n}");
+        }
+        o
+    }
+}
+
+impl GrowthReport {
+    /// The slices of the first `top` candidates as one Graphviz graph: candidates shaded, edges
+    /// pointing from holder to held (the heap's direction), labelled with their growth.
+    pub fn to_dot(&self, top: usize) -> String {
+        let mut o = String::from("digraph growth {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\"];\n");
+        let mut nodes: Vec<&str> = Vec::new();
+        let mut edges: Vec<(&str, &str, u64)> = Vec::new();
+        for c in self.candidates.iter().take(top) {
+            for class in &c.slice.classes {
+                if !nodes.contains(&class.as_str()) {
+                    nodes.push(class);
+                }
+            }
+            for e in &c.slice.edges {
+                if !edges.iter().any(|(f, t, _)| *f == e.from && *t == e.to) {
+                    edges.push((&e.from, &e.to, e.growth_bytes));
+                }
+            }
+        }
+        for n in &nodes {
+            let candidate = self.candidates.iter().take(top).any(|c| c.class == *n);
+            let style = if candidate { ", style=filled, fillcolor=\"#f4b6a6\"" } else { "" };
+            let _ = writeln!(o, "  {} [label={}{style}];", dot_string(n), dot_string(n));
+        }
+        for (from, to, growth) in edges {
+            let label = dot_string(&format!("+{}", human_bytes(growth)));
+            let _ = writeln!(o, "  {} -> {} [label={label}];", dot_string(from), dot_string(to));
+        }
+        o.push_str("}\n");
+        o
+    }
+}
+
+/// A Graphviz quoted string: class names come from the heap, so quotes and backslashes are escaped.
+fn dot_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for ch in s.chars() {
+        match ch {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(ch),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn candidate_text(o: &mut String, n: usize, c: &Candidate) {
+    let first = c.volumes.iter().copied().find(|&v| v > 0).unwrap_or(0);
+    let last = c.volumes.last().copied().unwrap_or(0);
+    let inst = c.instances.last().copied().unwrap_or(0);
+    let _ = writeln!(
+        o,
+        "#{n} {}  rank {:.0}, {} phases, grew {} ({} → {}, {} instances now)",
+        c.class,
+        c.rank,
+        c.phases,
+        human_bytes(c.growth_bytes),
+        human_bytes(first),
+        human_bytes(last),
+        thousands(inst)
+    );
+    let vols: Vec<String> = c.volumes.iter().map(|&v| human_bytes(v)).collect();
+    let _ = writeln!(o, "   volumes: {}", vols.join(" → "));
+    if let Some(same) = &c.same_structure_as {
+        let _ = writeln!(o, "   grows in the same data structure as {same}\n");
+        return;
+    }
+    if c.slice.edges.iter().any(|e| e.from != e.to) {
+        let _ = writeln!(o, "   held by (growing references, referent bytes now):");
+        slice_tree(o, &c.slice, &c.class);
+    } else if !c.slice.edges.is_empty() {
+        let _ = writeln!(o, "   held by other {} objects only: a linked list or tree of them grows", c.class);
+    }
+    if !c.slice.containers.is_empty() {
+        let _ = writeln!(o, "   contained in: {}", c.slice.containers.join(", "));
+    }
+    for h in &c.holders {
+        let _ = writeln!(o, "   holder {} {} retains {}", h.class, h.id, human_bytes(h.retained_bytes));
+        if let Some(r) = &h.root {
+            let _ = writeln!(o, "     from {} {}", r.kind, r.detail);
+        }
+        for s in &h.path {
+            let field = s.field.as_ref().map(|f| format!("{f} -> ")).unwrap_or_default();
+            let _ = writeln!(o, "       {field}{} {}", s.class, s.id);
+        }
+    }
+    for s in &c.allocation_sites {
+        let _ = writeln!(o, "   allocated at {s}");
+    }
+    let _ = writeln!(o);
+}
+
+/// The slice as an indented tree from the candidate up to its containers; each class once.
+fn slice_tree(o: &mut String, slice: &Slice, root: &str) {
+    let mut seen = vec![root.to_string()];
+    let mut stack = vec![(root.to_string(), 0usize)];
+    let mut lines = 0;
+    while let Some((class, depth)) = stack.pop() {
+        for e in slice.edges.iter().rev().filter(|e| e.to == class && e.from != e.to) {
+            if lines >= 24 {
+                let _ = writeln!(o, "     …");
+                return;
+            }
+            let again = seen.contains(&e.from);
+            let _ = writeln!(
+                o,
+                "     {}← {}  {} (+{}){}",
+                "  ".repeat(depth),
+                e.from,
+                human_bytes(e.bytes),
+                human_bytes(e.growth_bytes),
+                if again { " (above)" } else { "" }
+            );
+            lines += 1;
+            if !again {
+                seen.push(e.from.clone());
+                stack.push((e.from.clone(), depth + 1));
+            }
+        }
+    }
+}
+
+/// One row of a diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassDelta {
+    /// Class name.
+    pub class: String,
+    /// Instances in the old heap.
+    pub old_instances: u64,
+    /// Instances in the new heap.
+    pub new_instances: u64,
+    /// Bytes in the old heap.
+    pub old_bytes: u64,
+    /// Bytes in the new heap.
+    pub new_bytes: u64,
+    /// `new_bytes − old_bytes`.
+    pub delta_bytes: i64,
+    /// `new_instances − old_instances`.
+    pub delta_instances: i64,
+}
+
+/// One edge of a diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EdgeDelta {
+    /// Referrer class (or `class NAME` for statics).
+    pub from: String,
+    /// Referent class.
+    pub to: String,
+    /// Referent bytes in the old heap.
+    pub old_bytes: u64,
+    /// Referent bytes in the new heap.
+    pub new_bytes: u64,
+    /// `new_bytes − old_bytes`.
+    pub delta_bytes: i64,
+}
+
+/// The `diff` report: what changed between two heaps, biggest changes first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffReport {
+    /// The old heap.
+    pub old: SnapshotRow,
+    /// The new heap.
+    pub new: SnapshotRow,
+    /// Per-class deltas, by decreasing |delta_bytes|.
+    pub classes: Vec<ClassDelta>,
+    /// Per-edge deltas, by decreasing |delta_bytes|.
+    pub edges: Vec<EdgeDelta>,
+}
+
+impl DiffReport {
+    /// The diff for people: the `top` biggest class and edge changes.
+    pub fn to_text(&self, top: usize) -> String {
+        let mut o = String::new();
+        let d = self.new.total_bytes as i64 - self.old.total_bytes as i64;
+        let _ = writeln!(
+            o,
+            "{} → {}: {} → {} ({})\n",
+            self.old.source,
+            self.new.source,
+            human_bytes(self.old.total_bytes),
+            human_bytes(self.new.total_bytes),
+            signed_bytes(d)
+        );
+        let _ = writeln!(o, "{:>12} {:>12} {:>12}  class", "Δ bytes", "Δ instances", "bytes now");
+        for c in self.classes.iter().take(top) {
+            let _ = writeln!(
+                o,
+                "{:>12} {:>12} {:>12}  {}",
+                signed_bytes(c.delta_bytes),
+                signed_count(c.delta_instances),
+                human_bytes(c.new_bytes),
+                c.class
+            );
+        }
+        let _ = writeln!(o, "\n{:>12} {:>12}  referrer → referent", "Δ bytes", "bytes now");
+        for e in self.edges.iter().take(top) {
+            let _ = writeln!(
+                o,
+                "{:>12} {:>12}  {} → {}",
+                signed_bytes(e.delta_bytes),
+                human_bytes(e.new_bytes),
+                e.from,
+                e.to
+            );
+        }
+        o
+    }
+}
+
+/// `-1536` → `-1.5 KiB`.
+pub fn signed_bytes(d: i64) -> String {
+    let sign = if d < 0 { "-" } else { "+" };
+    format!("{sign}{}", human_bytes(d.unsigned_abs()))
+}
+
+fn signed_count(d: i64) -> String {
+    let sign = if d < 0 { "-" } else { "+" };
+    format!("{sign}{}", thousands(d.unsigned_abs()))
+}
