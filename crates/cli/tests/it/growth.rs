@@ -215,3 +215,59 @@ fn dot_graph_and_bad_inputs() {
     let one = growth(&dumps[..1], &[]);
     assert!(one["notes"][0].as_str().unwrap().contains("at least 3 heaps"), "{one}");
 }
+
+/// The jars of Debian's H2, Lucene 4.10 and Tomcat 10 packages, if installed (`scripts/test`
+/// installs them).
+fn debian_app_jars() -> Option<String> {
+    let dir = Path::new("/usr/share/java");
+    let mut jars: Vec<PathBuf> = ["h2.jar", "lucene-core-4.10.4.jar", "lucene-analyzers-common-4.10.4.jar"]
+        .iter()
+        .map(|j| dir.join(j))
+        .collect();
+    let tomcat = std::fs::read_dir(dir).ok()?.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        name.starts_with("tomcat10-") && !name.contains("-10.")
+    });
+    jars.extend(tomcat);
+    if jars.iter().take(3).any(|j| !j.exists()) || jars.len() < 10 {
+        return None;
+    }
+    Some(jars.iter().map(|j| j.to_string_lossy().into_owned()).collect::<Vec<_>>().join(":"))
+}
+
+#[test]
+fn real_applications_under_steady_load_are_not_leaks() {
+    let Some(jars) = debian_app_jars() else {
+        eprintln!("skipped: Debian's libh2-java, liblucene4.10-java and libtomcat10-java are not installed (scripts/test installs them)");
+        return;
+    };
+    let jdk = Jdk::default_jdk();
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/SteadyApps.java");
+    let ok =
+        jdk.tool("javac").args(["--release", "17", "-cp", &jars, "-d"]).arg(dir.path()).arg(&src).status().unwrap();
+    assert!(ok.success());
+    let cp = format!("{jars}:{}", dir.path().display());
+    let runs: Vec<_> = ["h2", "lucene", "tomcat"]
+        .iter()
+        .map(|app| {
+            let child = jdk
+                .tool("java")
+                .args(["-Xmx256m", "-cp", &cp, "SteadyApps", app, "8"])
+                .arg(dir.path())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            (app, child)
+        })
+        .collect();
+    for (app, child) in runs {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{app}: {}", String::from_utf8_lossy(&out.stderr));
+        let dumps: Vec<PathBuf> = (1..=8).map(|p| dir.path().join(format!("{app}-{p:02}.hprof"))).collect();
+        let report = growth(&dumps, &["--holders", "0"]);
+        assert_eq!(classes(&report), Vec::<String>::new(), "{app} under steady load");
+        assert!(report["snapshots"][0]["total_bytes"].as_u64().unwrap() > 4 << 20, "{app} did real work");
+    }
+}
