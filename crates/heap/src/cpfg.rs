@@ -75,6 +75,7 @@ impl ClassGraph {
                     *slot = u64::from(c.0) << 32 | (bytes / 8).min(u64::from(u32::MAX));
                 }
             }
+            release_block(dump, &offsets, k * CHUNK..k * CHUNK + out.len());
             progress.advance(out.len() as u64);
         });
         progress.finish();
