@@ -18,14 +18,19 @@ use crate::suspects::step;
 /// next class on the slice, by retained size.
 pub fn holders(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, slice: &Slice, max: usize) -> Vec<Holder> {
     let Some(candidate) = slice.classes.first() else { return Vec::new() };
-    let is_container = |o: ObjIdx| {
-        let name = match s.mirror_class(o) {
-            Some(c) => growth::statics_of(&s.classes().get(c).name),
-            None => s.classes().get(s.class_of(o)).name.clone(),
-        };
-        slice.containers.contains(&name)
+    // Container classes as indices, once: instances of a class, or (`class NAME`) NAME's mirror.
+    let (mut instances, mut statics) = (HashSet::new(), HashSet::new());
+    for name in &slice.containers {
+        match name.strip_prefix("class ") {
+            Some(owner) => statics.extend(s.classes().find_all(owner)),
+            None => instances.extend(s.classes().find_all(name)),
+        }
+    }
+    let is_container = |o: ObjIdx| match s.mirror_class(o) {
+        Some(c) => statics.contains(&c),
+        None => instances.contains(&s.class_of(o)),
     };
-    let wanted: HashSet<ClassIdx> = classes_named(s, candidate).collect();
+    let wanted: HashSet<ClassIdx> = s.classes().find_all(candidate).collect();
     let mut credit: HashMap<ObjIdx, u64> = HashMap::new();
     for o in s.objects().filter(|&o| wanted.contains(&s.class_of(o)) && r.is_live(o)) {
         if let Some(top) = container_above(r, o, &is_container) {
@@ -65,7 +70,7 @@ fn referencing(s: &Snapshot, slice: &Slice) -> Vec<ObjIdx> {
             .edges
             .iter()
             .filter(|e| &e.from == container && e.to != e.from)
-            .flat_map(|e| classes_named(s, &e.to))
+            .flat_map(|e| s.classes().find_all(&e.to))
             .collect();
         match container.strip_prefix("class ") {
             Some(owner) => out.extend(
@@ -75,7 +80,7 @@ fn referencing(s: &Snapshot, slice: &Slice) -> Vec<ObjIdx> {
                     .map(|(_, _, t)| t),
             ),
             None => {
-                let own: HashSet<ClassIdx> = classes_named(s, container).collect();
+                let own: HashSet<ClassIdx> = s.classes().find_all(container).collect();
                 out.extend(
                     s.objects().filter(|&o| own.contains(&s.class_of(o)) && s.mirror_class(o).is_none()).filter(|&o| {
                         s.edges(o).any(|e| e.strength == RefStrength::Strong && next.contains(&s.class_of(e.target)))
@@ -87,10 +92,6 @@ fn referencing(s: &Snapshot, slice: &Slice) -> Vec<ObjIdx> {
     out.sort_unstable();
     out.dedup();
     out
-}
-
-fn classes_named<'a>(s: &'a Snapshot, name: &'a str) -> impl Iterator<Item = ClassIdx> + 'a {
-    s.classes().iter().filter(move |(_, c)| c.name == name).map(|(i, _)| i)
 }
 
 fn holder(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, o: ObjIdx) -> Holder {
