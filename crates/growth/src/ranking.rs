@@ -105,15 +105,18 @@ pub fn judge(volumes: &[u64], totals: &[u64], o: &Options) -> Verdict {
 
 /// Whether an edge grows, for slices: Cork's `r_e > 0`, and for `ratio` also above its noise.
 pub fn edge_grows(volumes: &[u64], totals: &[u64], o: &Options) -> Option<u64> {
-    let v = judge(volumes, totals, &Options { ratio: RatioParams { threshold: 0.0, min_phases: 1, ..o.ratio }, ..*o });
-    let min = (o.min_growth_bytes / 64).max(1);
-    let ok = match o.method {
+    let edge = Options { ratio: RatioParams { threshold: 0.0, min_phases: 1, ..o.ratio }, ..*o };
+    match o.method {
         Method::Ratio => {
-            v.rank > 0.0 && v.growth_bytes >= min && !matches!(&v.rejected, Some(r) if r.starts_with("within"))
+            let f = Kept::of(volumes, &edge.ratio);
+            let min = (o.min_growth_bytes / 64).max(1);
+            (f.rank.rank > 0.0 && f.growth >= min && f.above_noise(o)).then_some(f.growth)
         }
-        Method::Cork | Method::Slope => v.rank > 0.0,
-    };
-    ok.then_some(v.growth_bytes)
+        Method::Cork | Method::Slope => {
+            let v = judge(volumes, totals, &edge);
+            (v.rank > 0.0).then_some(v.growth_bytes)
+        }
+    }
 }
 
 /// Where the last unbroken presence of the series starts.
@@ -121,20 +124,42 @@ fn span_start(volumes: &[u64]) -> usize {
     volumes.iter().rposition(|&v| v == 0).map_or(0, |z| z + 1)
 }
 
+/// What the `ratio` tests look at: the kept volumes, Figure 5 over them, where the last
+/// unbroken presence starts, the kept growth since then, and the robust trend of the volumes.
+struct Kept {
+    k: Vec<u64>,
+    rank: crate::ratio::RatioRank,
+    start: usize,
+    growth: u64,
+    trend: Trend,
+}
+
+impl Kept {
+    fn of(volumes: &[u64], p: &RatioParams) -> Kept {
+        let k = kept(volumes);
+        let rank = ratio_rank(&k, p);
+        let start = span_start(&k).min(k.len().saturating_sub(1));
+        let growth = k.last().copied().unwrap_or(0).saturating_sub(k.get(start).copied().unwrap_or(0));
+        let trend = Trend::fit(&volumes[start..]);
+        Kept { k, rank, start, growth, trend }
+    }
+
+    fn above_noise(&self, o: &Options) -> bool {
+        self.trend.growth() > o.noise_factor * self.trend.noise
+    }
+}
+
 fn judge_kept(volumes: &[u64], o: &Options) -> Verdict {
-    let k = kept(volumes);
-    let r = ratio_rank(&k, &o.ratio);
+    let f = Kept::of(volumes, &o.ratio);
+    let (k, growth, trend) = (&f.k, f.growth, f.trend);
     let n = k.len();
-    let s = span_start(&k).min(n.saturating_sub(1));
-    let growth = k.last().copied().unwrap_or(0).saturating_sub(k.get(s).copied().unwrap_or(0));
-    let trend = Trend::fit(&volumes[s..]);
-    let steps = n.saturating_sub(1 + s);
+    let steps = n.saturating_sub(1 + f.start);
     let w = steps.div_ceil(3).max(1);
     let recent = if steps > 0 { k[n - 1] - k[n - 1 - w] } else { 0 };
-    let rejected = common_tests(r.phases, r.rank, growth, o).or_else(|| {
+    let rejected = common_tests(f.rank.phases, f.rank.rank, growth, o).or_else(|| {
         if (recent as f64) < o.plateau_share * growth as f64 * w as f64 / steps as f64 {
             Some(format!("stopped growing (kept volume grew {recent} B over the last {w} intervals)"))
-        } else if trend.growth() <= o.noise_factor * trend.noise {
+        } else if !f.above_noise(o) {
             Some(format!(
                 "within its own fluctuation (trend {:.0} B over the series ≤ {} × noise {:.0} B)",
                 trend.growth(),
@@ -147,7 +172,7 @@ fn judge_kept(volumes: &[u64], o: &Options) -> Verdict {
             None
         }
     });
-    Verdict { rank: r.rank, phases: r.phases, growth_bytes: growth, rejected }
+    Verdict { rank: f.rank.rank, phases: f.rank.phases, growth_bytes: growth, rejected }
 }
 
 /// A robust trend of a series: the Theil–Sen slope (the median of all pairwise slopes, blind to
