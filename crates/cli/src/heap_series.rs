@@ -56,7 +56,12 @@ pub fn summarize_dump(path: &Path, args: &DumpArgs, bar: &Bar) -> anyhow::Result
 
 /// The summary of a dump or of a saved summary file.
 pub fn summary_of(path: &Path, args: &DumpArgs, bar: &Bar) -> anyhow::Result<growth::HeapSummary> {
-    match kind(path)? {
+    summary_as(path, kind(path)?, args, bar)
+}
+
+/// The summary of `path`, already known to hold `kind`.
+pub fn summary_as(path: &Path, kind: InputKind, args: &DumpArgs, bar: &Bar) -> anyhow::Result<growth::HeapSummary> {
+    match kind {
         InputKind::Dump => summarize_dump(path, args, bar),
         InputKind::Summary => read_summary(path),
     }

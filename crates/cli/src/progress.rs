@@ -36,9 +36,7 @@ impl Bar {
             prefix: Mutex::default(),
         }
     }
-}
 
-impl Bar {
     /// Puts `prefix` before every later phase name (such as `3/8 `, for one heap of a series).
     pub fn set_prefix(&self, prefix: &str) {
         if let Ok(mut p) = self.prefix.lock() {

@@ -67,15 +67,7 @@ pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> re
     candidates.sort_by(|a, b| b.rank.total_cmp(&a.rank).then(b.growth_bytes.cmp(&a.growth_bytes)));
     mark_same_structures(&mut candidates);
     report::GrowthReport {
-        snapshots: summaries
-            .iter()
-            .map(|h| report::SnapshotRow {
-                source: h.source.clone(),
-                total_bytes: h.total_bytes,
-                total_instances: h.total_instances,
-                time_ms: h.time_ms,
-            })
-            .collect(),
+        snapshots: summaries.iter().map(snapshot_row).collect(),
         ranking: report::RankingInfo {
             method: o.method.name().into(),
             decay: o.ratio.decay,
@@ -167,11 +159,15 @@ pub fn diff(old: &HeapSummary, new: &HeapSummary) -> report::DiffReport {
         .filter(|d| d.delta_bytes != 0)
         .collect();
     edges.sort_by(|a, b| b.delta_bytes.abs().cmp(&a.delta_bytes.abs()).then(a.from.cmp(&b.from)));
-    let row = |h: &HeapSummary| report::SnapshotRow {
+    report::DiffReport { old: snapshot_row(old), new: snapshot_row(new), classes, edges }
+}
+
+/// How a report names one heap.
+fn snapshot_row(h: &HeapSummary) -> report::SnapshotRow {
+    report::SnapshotRow {
         source: h.source.clone(),
         total_bytes: h.total_bytes,
         total_instances: h.total_instances,
         time_ms: h.time_ms,
-    };
-    report::DiffReport { old: row(old), new: row(new), classes, edges }
+    }
 }

@@ -109,13 +109,13 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
     let mut last_snapshot = None;
     for (i, path) in args.inputs.iter().enumerate() {
         bar.set_prefix(&format!("{}/{n} ", i + 1));
-        let index_last = i + 1 == n && args.holders > 0 && heap_series::kind(path)? == InputKind::Dump;
-        if index_last {
+        let kind = heap_series::kind(path)?;
+        if i + 1 == n && args.holders > 0 && kind == InputKind::Dump {
             let snap = dump_args::load_snapshot(path, &args.dump_args, &bar)?;
             series.push(analysis::summarize_snapshot(&snap, &path.display().to_string()));
             last_snapshot = Some(snap);
         } else {
-            series.push(heap_series::summary_of(path, &args.dump_args, &bar)?);
+            series.push(heap_series::summary_as(path, kind, &args.dump_args, &bar)?);
         }
     }
     heap_series::warn_if_unordered(&series, args.dump_args.quiet);
