@@ -16,6 +16,8 @@ pub enum InputKind {
     Dump,
     /// A `HeapSummary` JSON document.
     Summary,
+    /// A run store written by the agent (SQLite).
+    RunStore,
 }
 
 /// Tells a dump from a saved summary; anything else is an error that says what it looks like.
@@ -31,10 +33,13 @@ pub fn kind(path: &Path) -> anyhow::Result<InputKind> {
         Ok(InputKind::Dump)
     } else if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
         Ok(InputKind::Summary)
-    } else if head.starts_with(b"SQLite format 3") {
-        anyhow::bail!("{} is a SQLite file; reading agent run stores is not supported by this build", path.display())
+    } else if agent::store::is_sqlite(head) {
+        Ok(InputKind::RunStore)
     } else {
-        anyhow::bail!("{} is neither an HPROF heap dump nor a summary written by `leakscope summary`", path.display())
+        anyhow::bail!(
+            "{} is neither an HPROF heap dump, a summary written by `leakscope summary`, nor an agent run store",
+            path.display()
+        )
     }
 }
 
@@ -64,7 +69,17 @@ pub fn summary_as(path: &Path, kind: InputKind, args: &DumpArgs, bar: &Bar) -> a
     match kind {
         InputKind::Dump => summarize_dump(path, args, bar),
         InputKind::Summary => read_summary(path),
+        InputKind::RunStore => anyhow::bail!(
+            "{} is a run store (a whole series): give it alone, as in `leakscope growth {}`",
+            path.display(),
+            path.display()
+        ),
     }
+}
+
+/// Reads an agent run store; `max_samples` evenly spaced sampled snapshots are kept.
+pub fn read_run(path: &Path, max_samples: usize) -> anyhow::Result<agent::store::Run> {
+    Ok(agent::store::read(path, max_samples)?)
 }
 
 /// Warns when the heaps' own timestamps say they were not given oldest first.
@@ -78,32 +93,4 @@ pub fn warn_if_unordered(series: &[growth::HeapSummary], quiet: bool) {
     }
 }
 
-/// Parses a size such as `512K`, `2M`, `1.5GiB` or `4096` (bytes).
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("{s:?} is not a size such as 512K, 2M or 4096"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        _ => return Err(format!("{s:?}: unknown unit {unit:?} (use K, M or G)")),
-    };
-    Ok((n * mult as f64) as u64)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_bytes("4096"), Ok(4096));
-        assert_eq!(parse_bytes("512K"), Ok(512 << 10));
-        assert_eq!(parse_bytes("1.5MiB"), Ok(3 << 19));
-        assert!(parse_bytes("12X").is_err());
-        assert!(parse_bytes("").is_err());
-    }
-}
+pub use agent::options::parse_bytes;

@@ -13,7 +13,7 @@ use exit::Exit;
 /// Find the data structure that leaks in a JVM heap.
 ///
 /// leakscope reads HPROF heap dumps (`jcmd PID GC.heap_dump FILE`) and tells what fills the
-/// heap. Results go to stdout (`--json` for one JSON document); progress and warnings go to
+/// heap; its JVMTI agent (`run`, `attach`) watches a running JVM for a growing data structure. Results go to stdout (`--json` for one JSON document); progress and warnings go to
 /// stderr. Exit codes: 0 success, 1 a requested check failed, 2 error.
 #[derive(Debug, Parser)]
 #[command(name = "leakscope", version, propagate_version = true)]
@@ -46,6 +46,14 @@ enum Command {
     Diff(cmd::diff::DiffArgs),
     /// Save a heap's class points-from graph (a few KB) to compare heaps without keeping dumps.
     Summary(cmd::summary::SummaryArgs),
+    /// Start a Java program with the leakscope agent, recording its run to a run store.
+    Run(cmd::run::RunArgs),
+    /// Load the leakscope agent into a running JVM.
+    Attach(cmd::run::AttachArgs),
+    /// List running JVMs: pid, command, uptime, heap in use, agent.
+    Jvms(cmd::jvms::JvmsArgs),
+    /// Live view of a JVM with the agent: live and allocated bytes per class, growing classes.
+    Top(cmd::top::TopArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -69,6 +77,10 @@ fn main() -> std::process::ExitCode {
         Command::Growth(a) => cmd::growth::run(a),
         Command::Diff(a) => cmd::diff::run(a),
         Command::Summary(a) => cmd::summary::run(a),
+        Command::Run(a) => cmd::run::run(a),
+        Command::Attach(a) => cmd::run::attach(a),
+        Command::Jvms(a) => cmd::jvms::run(a),
+        Command::Top(a) => cmd::top::run(a),
     };
     match result {
         Ok(code) => code.into(),

@@ -81,6 +81,111 @@ pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> re
     }
 }
 
+/// A container object seen by the agent's walk (it references a big array) and what holds
+/// it, from the container outwards.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerHolder {
+    /// Class of the container.
+    pub container: String,
+    /// Class of its big array.
+    pub array: String,
+    /// Bytes of its big array.
+    pub bytes: u64,
+    /// Holders outwards: class names, `class NAME` for static fields, `root KIND`, `…`.
+    pub path: Vec<String>,
+}
+
+/// Adds to `slice` what holds each of its containers: the chain of the biggest container
+/// object of that class, as non-growing edges (`growth_bytes` 0).
+fn add_container_holders(slice: &mut report::Slice, holders: &[ContainerHolder]) {
+    for container in slice.containers.clone() {
+        // The container class itself, or the big array a container object holds.
+        let Some(h) =
+            holders.iter().filter(|h| h.container == container || h.array == container).max_by_key(|h| h.bytes)
+        else {
+            continue;
+        };
+        let mut path = h.path.clone();
+        if h.array == container && h.container != container {
+            path.insert(0, h.container.clone());
+        }
+        let mut to = container.clone();
+        for from in &path {
+            if slice.edges.iter().any(|e| &e.from == from && e.to == to) {
+                break;
+            }
+            slice.edges.push(report::SliceEdge { from: from.clone(), to: to.clone(), bytes: h.bytes, growth_bytes: 0 });
+            if !slice.classes.contains(from) {
+                slice.classes.push(from.clone());
+            }
+            to = from.clone();
+        }
+    }
+}
+
+/// Ranks a running JVM's record: candidates from `samples` (estimated live volumes after
+/// collections, many and cheap), slices from `walks` (exact class points-from graphs, few and
+/// budgeted). With fewer than two walks the slice holds the heaviest referrers of the last
+/// walk instead of growing edges, and a note says so.
+pub fn analyze_run(
+    samples: &[HeapSummary],
+    walks: &[HeapSummary],
+    containers_held: &[ContainerHolder],
+    o: &Options,
+    explain: &[String],
+) -> report::GrowthReport {
+    let mut report = analyze(samples, o, explain);
+    if report.candidates.is_empty() {
+        return report;
+    }
+    let series = Series::new(walks);
+    let mut holders: slice::Holders<'_> = FxHashMap::default();
+    if walks.len() >= 2 {
+        for (i, e) in series.edges.iter().enumerate() {
+            if let Some(g) = ranking::edge_grows(&e.bytes, &series.totals, o) {
+                holders.entry(e.to.as_str()).or_default().push((i, g));
+            }
+        }
+    }
+    let growing = !holders.is_empty();
+    if !growing {
+        // One walk (or edges that did not grow between walks): the biggest referrers of each
+        // class in the last walk, those holding at least a quarter of its biggest edge.
+        let mut by_to: FxHashMap<&str, Vec<(usize, u64)>> = FxHashMap::default();
+        for (i, e) in series.edges.iter().enumerate() {
+            let last = e.bytes.last().copied().unwrap_or(0);
+            if last > 0 {
+                by_to.entry(e.to.as_str()).or_default().push((i, last));
+            }
+        }
+        for (to, mut list) in by_to {
+            list.sort_by_key(|b| std::cmp::Reverse(b.1));
+            let top = list[0].1;
+            list.retain(|b| b.1 * 4 >= top);
+            holders.insert(to, list);
+        }
+    }
+    for list in holders.values_mut() {
+        list.sort_by_key(|b| std::cmp::Reverse(b.1));
+    }
+    for c in &mut report.candidates {
+        if !walks.is_empty() {
+            c.slice = slice::slice(&series, &holders, &c.class);
+            add_container_holders(&mut c.slice, containers_held);
+        }
+    }
+    mark_same_structures(&mut report.candidates);
+    report.notes.push(match (walks.len(), growing) {
+        (0, _) => "no heap walk yet: candidates are ranked from sampled allocations, without slices (the walks wait for their budget)".into(),
+        (n, true) => format!("candidates ranked from {} sampled snapshots; slices from the growing edges of {n} heap walks", samples.len()),
+        (n, false) => format!(
+            "candidates ranked from {} sampled snapshots; slices show the heaviest referrers in the last of {n} heap walks (edges are growth-tested from 2 walks on)",
+            samples.len()
+        ),
+    });
+    report
+}
+
 /// A later candidate whose containers equal an earlier one's grows in the same structure.
 fn mark_same_structures(candidates: &mut [report::Candidate]) {
     for i in 1..candidates.len() {

@@ -36,7 +36,8 @@ pub struct RankingInfo {
     pub min_growth_bytes: u64,
 }
 
-/// A growing reference edge in a slice: `to` objects held by `from` objects.
+/// A reference edge in a slice, `to` objects held by `from` objects: a growing one, or
+/// (`growth_bytes` 0) one that holds a container of the growth.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SliceEdge {
     /// Referrer class (or `class NAME` for NAME's static fields).
@@ -277,13 +278,17 @@ fn slice_tree(o: &mut String, slice: &Slice, root: &str) {
                 return;
             }
             let again = seen.contains(&e.from);
+            let growth = if e.growth_bytes == 0 {
+                "holds the container".to_string()
+            } else {
+                format!("+{}", human_bytes(e.growth_bytes))
+            };
             let _ = writeln!(
                 o,
-                "     {}← {}  {} (+{}){}",
+                "     {}← {}  {} ({growth}){}",
                 "  ".repeat(depth),
                 e.from,
                 human_bytes(e.bytes),
-                human_bytes(e.growth_bytes),
                 if again { " (above)" } else { "" }
             );
             lines += 1;

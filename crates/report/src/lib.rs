@@ -17,6 +17,7 @@ mod retention;
 mod roots;
 mod suspects;
 mod text;
+mod top;
 
 pub use group::{GroupNode, GroupReport};
 pub use growth::{
@@ -30,3 +31,4 @@ pub use retention::{DominatorReport, DominatorRow, GroupTotals, RetainedReport, 
 pub use roots::{FrameRow, RootBytes, RootKindRow, RootsReport, StaticRow, ThreadRow};
 pub use suspects::{Accumulated, Suspect, SuspectsReport};
 pub use text::{hex_id, human_bytes, thousands};
+pub use top::{TopCandidate, TopClass, TopView};

@@ -28,9 +28,10 @@ use crate::progress::Bar;
   leakscope growth run-*.hprof --json > growth.json
   leakscope growth base.json p1.hprof p2.hprof p3.hprof --fail-on-growth    # in CI
   leakscope growth *.hprof --explain com.example.Session                    # why (not)?
-  leakscope growth *.hprof --dot slice.dot && dot -Tsvg slice.dot > slice.svg")]
+  leakscope growth *.hprof --dot slice.dot && dot -Tsvg slice.dot > slice.svg
+  leakscope growth run.db                   # a run recorded by `leakscope run` or `attach`")]
 pub struct GrowthArgs {
-    /// Heap dumps (.hprof) or saved summaries (.json), oldest first.
+    /// Heap dumps (.hprof) or saved summaries (.json), oldest first; or one agent run store (RUN.db).
     #[arg(required = true, num_args = 1..)]
     pub inputs: Vec<PathBuf>,
     /// Ranking: ratio (Figure 5 on kept volumes, with noise and plateau tests), cork (Figure 5 as published), slope.
@@ -100,9 +101,20 @@ impl GrowthArgs {
     }
 }
 
+/// Sampled snapshots of a run store the ranking looks at (evenly spaced, the last included).
+pub const RUN_SAMPLES: usize = 96;
+
 /// Runs the command.
 pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
     let opts = args.options()?;
+    if let Some(store) = args.inputs.iter().find(|p| heap_series::kind(p).ok() == Some(InputKind::RunStore)) {
+        if args.inputs.len() > 1 {
+            anyhow::bail!("{} is a run store, a whole series: give it alone", store.display());
+        }
+        let run = heap_series::read_run(store, RUN_SAMPLES)?;
+        let report = run_report(&run, &opts, &args.explain);
+        return finish(args, &report);
+    }
     let bar = Bar::new(args.dump_args.quiet);
     let n = args.inputs.len();
     let mut series = Vec::with_capacity(n);
@@ -131,9 +143,59 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
             c.holders = analysis::holders(&snap, &retention, &paths, &c.slice, args.holders);
         }
     }
+    finish(args, &report)
+}
+
+/// The growth report of an agent's run: candidates from the sampled snapshots, slices from
+/// the walks, allocation sites from the samples.
+pub fn run_report(run: &agent::store::Run, opts: &growth::Options, explain: &[String]) -> report::GrowthReport {
+    // Snapshots right after a walk count only objects the walk reached; the others also
+    // count dead objects the collector has not freed yet (old-generation garbage), which
+    // comes and goes in long waves. Rank on the first when there are enough of them.
+    let needed = opts.ratio.min_phases as usize + 2;
+    let clean: Vec<growth::HeapSummary> =
+        run.samples.iter().zip(&run.clean).filter(|(_, &c)| c).map(|(s, _)| s.clone()).collect();
+    let use_clean = clean.len() >= needed;
+    let series = if use_clean { &clean[..] } else { &run.samples[..] };
+    let mut report = growth::analyze_run(series, &run.walks, &run.holders, opts, explain);
+    if !use_clean && !run.samples.is_empty() {
+        report.notes.push(format!(
+            "only {} walk-checked snapshots (fewer than {needed}): ranked on all sampled snapshots, which also count dead objects not yet collected; allow more walks with --budget or --max-pause",
+            clean.len()
+        ));
+    }
+    for c in &mut report.candidates {
+        c.allocation_sites = run
+            .sites
+            .iter()
+            .filter(|s| s.class == c.class)
+            .take(3)
+            .map(|s| {
+                format!(
+                    "{} ({} live, {} allocated)",
+                    s.frames,
+                    report::human_bytes(s.live_bytes),
+                    report::human_bytes(s.allocated_bytes)
+                )
+            })
+            .collect();
+    }
+    if run.samples.is_empty() {
+        report.notes.push(
+            "the run store holds no sampled snapshot yet: the JVM has not collected garbage since the agent started"
+                .into(),
+        );
+    }
+    if let Some(status) = run.meta.get("status").filter(|s| s.starts_with("disabled")) {
+        report.notes.push(format!("the agent was {status}"));
+    }
+    report
+}
+
+fn finish(args: &GrowthArgs, report: &report::GrowthReport) -> anyhow::Result<Exit> {
     if let Some(dot) = &args.dot {
         std::fs::write(dot, report.to_dot(args.top)).with_context(|| format!("cannot write {}", dot.display()))?;
     }
-    dump_args::emit(args.json, &report, |r| r.to_text(args.top))?;
+    dump_args::emit(args.json, report, |r| r.to_text(args.top))?;
     Ok(if args.fail_on_growth && !report.candidates.is_empty() { Exit::CheckFailed } else { Exit::Success })
 }

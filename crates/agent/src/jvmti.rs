@@ -1,0 +1,559 @@
+//! Hand-written JVMTI and JNI bindings: the functions leakscope needs, called through the
+//! VM's function tables by slot number (jvmti.h and jni.h, JDK 17 and 25 alike).
+//!
+//! Only the slots used here are named; every call checks the returned error code.
+
+use std::ffi::{c_char, c_void, CStr};
+use std::ptr;
+
+/// `jint`.
+pub type Jint = i32;
+/// `jlong`.
+pub type Jlong = i64;
+/// `jobject`, `jclass`, `jthread`: opaque references.
+pub type Jobject = *mut c_void;
+/// `jmethodID`.
+pub type JmethodId = *mut c_void;
+/// `jlocation`.
+pub type Jlocation = i64;
+
+/// `JVMTI_VERSION_11`: the first version with heap sampling.
+pub const JVMTI_VERSION_11: Jint = 0x300B_0000;
+
+/// The JVMTI error a call returned, with its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JvmtiError(pub u32);
+
+impl std::fmt::Display for JvmtiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = match self.0 {
+            11 => "INVALID_THREAD",
+            15 => "THREAD_NOT_ALIVE",
+            20 => "INVALID_OBJECT",
+            21 => "INVALID_CLASS",
+            22 => "CLASS_NOT_PREPARED",
+            23 => "INVALID_METHODID",
+            25 => "INVALID_FIELDID",
+            98 => "NOT_AVAILABLE",
+            99 => "MUST_POSSESS_CAPABILITY",
+            100 => "NULL_POINTER",
+            101 => "ABSENT_INFORMATION",
+            103 => "ILLEGAL_ARGUMENT",
+            110 => "OUT_OF_MEMORY",
+            112 => "WRONG_PHASE",
+            113 => "INTERNAL",
+            115 => "UNATTACHED_THREAD",
+            116 => "INVALID_ENVIRONMENT",
+            _ => "",
+        };
+        write!(f, "JVMTI error {} {name}", self.0)
+    }
+}
+
+/// Result of a JVMTI call.
+pub type JResult<T> = Result<T, JvmtiError>;
+
+fn check(code: u32) -> JResult<()> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(JvmtiError(code))
+    }
+}
+
+/// `jvmtiCapabilities`: 128 bits, little-endian bit fields.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Capabilities(pub [u32; 4]);
+
+impl Capabilities {
+    /// Bit numbers in the order of jvmti.h.
+    pub const TAG_OBJECTS: u32 = 0;
+    /// `can_get_source_file_name`.
+    pub const SOURCE_FILE_NAME: u32 = 11;
+    /// `can_get_line_numbers`.
+    pub const LINE_NUMBERS: u32 = 12;
+    /// `can_generate_garbage_collection_events`.
+    pub const GC_EVENTS: u32 = 31;
+    /// `can_generate_object_free_events`.
+    pub const OBJECT_FREE: u32 = 32;
+    /// `can_generate_sampled_object_alloc_events`.
+    pub const SAMPLED_ALLOC: u32 = 43;
+
+    /// Sets capability `bit`.
+    pub fn with(mut self, bit: u32) -> Self {
+        self.0[(bit / 32) as usize] |= 1 << (bit % 32);
+        self
+    }
+
+    /// Whether capability `bit` is set.
+    pub fn has(&self, bit: u32) -> bool {
+        self.0[(bit / 32) as usize] & (1 << (bit % 32)) != 0
+    }
+}
+
+/// Event numbers.
+pub mod event {
+    /// `JVMTI_EVENT_VM_INIT`.
+    pub const VM_INIT: u32 = 50;
+    /// `JVMTI_EVENT_VM_DEATH`.
+    pub const VM_DEATH: u32 = 51;
+    /// `JVMTI_EVENT_GARBAGE_COLLECTION_FINISH`.
+    pub const GC_FINISH: u32 = 82;
+    /// `JVMTI_EVENT_OBJECT_FREE`.
+    pub const OBJECT_FREE: u32 = 83;
+    /// `JVMTI_EVENT_SAMPLED_OBJECT_ALLOC`.
+    pub const SAMPLED_ALLOC: u32 = 86;
+}
+
+/// `jvmtiEventCallbacks`: one slot per event number 50..=86.
+#[repr(C)]
+pub struct EventCallbacks(pub [*const c_void; 37]);
+
+impl EventCallbacks {
+    /// No callbacks.
+    pub fn new() -> Self {
+        EventCallbacks([ptr::null(); 37])
+    }
+
+    /// Sets the callback of `event`.
+    pub fn set(&mut self, event: u32, f: *const c_void) {
+        self.0[(event - 50) as usize] = f;
+    }
+}
+
+impl Default for EventCallbacks {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `jvmtiHeapReferenceCallback`.
+pub type HeapReferenceCallback = unsafe extern "C" fn(
+    kind: u32,
+    info: *const Jint,
+    class_tag: Jlong,
+    referrer_class_tag: Jlong,
+    size: Jlong,
+    tag_ptr: *mut Jlong,
+    referrer_tag_ptr: *mut Jlong,
+    length: Jint,
+    user_data: *mut c_void,
+) -> Jint;
+
+/// `jvmtiArrayPrimitiveValueCallback`.
+pub type ArrayPrimitiveCallback = unsafe extern "C" fn(
+    class_tag: Jlong,
+    size: Jlong,
+    tag_ptr: *mut Jlong,
+    element_count: Jint,
+    element_type: u32,
+    elements: *const c_void,
+    user_data: *mut c_void,
+) -> Jint;
+
+/// `jvmtiHeapCallbacks`.
+#[repr(C)]
+pub struct HeapCallbacks {
+    /// Only for IterateThroughHeap.
+    pub heap_iteration: *const c_void,
+    /// Every reference the walk follows.
+    pub heap_reference: Option<HeapReferenceCallback>,
+    /// Primitive fields (unused).
+    pub primitive_field: *const c_void,
+    /// Once per primitive array.
+    pub array_primitive_value: Option<ArrayPrimitiveCallback>,
+    /// Strings (unused).
+    pub string_primitive_value: *const c_void,
+    /// Reserved slots.
+    pub reserved: [*const c_void; 10],
+}
+
+/// Heap reference kinds (`jvmtiHeapReferenceKind`).
+pub mod reference {
+    /// Object to its class.
+    pub const CLASS: u32 = 1;
+    /// Instance field.
+    pub const FIELD: u32 = 2;
+    /// Object array element.
+    pub const ARRAY_ELEMENT: u32 = 3;
+    /// Static field of a class.
+    pub const STATIC_FIELD: u32 = 8;
+}
+
+/// `JVMTI_VISIT_OBJECTS`.
+pub const VISIT_OBJECTS: Jint = 0x100;
+/// `JVMTI_VISIT_ABORT`.
+pub const VISIT_ABORT: Jint = 0x8000;
+
+/// `jvmtiFrameInfo`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct FrameInfo {
+    /// The method.
+    pub method: JmethodId,
+    /// Bytecode index.
+    pub location: Jlocation,
+}
+
+/// `jvmtiLineNumberEntry`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct LineNumberEntry {
+    start: Jlocation,
+    line: Jint,
+}
+
+type Table = *const *const c_void;
+
+/// A JVMTI environment (`jvmtiEnv*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Env(pub *mut c_void);
+
+// SAFETY: a jvmtiEnv may be used from any attached thread (JVMTI spec, "Environments").
+unsafe impl Send for Env {}
+// SAFETY: as above.
+unsafe impl Sync for Env {}
+
+macro_rules! slot {
+    ($env:expr, $n:expr, $ty:ty) => {{
+        // SAFETY: `$env` points at a JVMTI environment whose first word is the function table;
+        // slot numbers are those of jvmti.h (1-based).
+        let table: Table = unsafe { *($env.0 as *const Table) };
+        let f: *const c_void = unsafe { *table.add($n - 1) };
+        // SAFETY: the slot holds a function of this signature (jvmti.h).
+        unsafe { std::mem::transmute::<*const c_void, $ty>(f) }
+    }};
+}
+
+impl Env {
+    /// Gets the JVMTI environment of `vm` (`JavaVM*`).
+    pub fn of(vm: &Vm) -> JResult<Env> {
+        let mut env: *mut c_void = ptr::null_mut();
+        let get_env: unsafe extern "C" fn(*mut c_void, *mut *mut c_void, Jint) -> Jint = vm.slot(6);
+        // SAFETY: GetEnv of the invocation interface.
+        let rc = unsafe { get_env(vm.0, &mut env, JVMTI_VERSION_11) };
+        if rc != 0 || env.is_null() {
+            return Err(JvmtiError(rc.unsigned_abs()));
+        }
+        Ok(Env(env))
+    }
+
+    /// Capabilities this environment could add now.
+    pub fn potential_capabilities(&self) -> JResult<Capabilities> {
+        let f = slot!(self, 140, unsafe extern "C" fn(Env, *mut Capabilities) -> u32);
+        let mut c = Capabilities::default();
+        // SAFETY: valid out-pointer.
+        check(unsafe { f(*self, &mut c) })?;
+        Ok(c)
+    }
+
+    /// Adds capabilities.
+    pub fn add_capabilities(&self, c: &Capabilities) -> JResult<()> {
+        let f = slot!(self, 142, unsafe extern "C" fn(Env, *const Capabilities) -> u32);
+        // SAFETY: valid pointer.
+        check(unsafe { f(*self, c) })
+    }
+
+    /// Installs event callbacks.
+    pub fn set_event_callbacks(&self, cb: &EventCallbacks) -> JResult<()> {
+        let f = slot!(self, 122, unsafe extern "C" fn(Env, *const EventCallbacks, Jint) -> u32);
+        // SAFETY: the struct is copied by the VM.
+        check(unsafe { f(*self, cb, std::mem::size_of::<EventCallbacks>() as Jint) })
+    }
+
+    /// Enables or disables an event for all threads.
+    pub fn set_event(&self, enable: bool, event: u32) -> JResult<()> {
+        let f = slot!(self, 2, unsafe extern "C" fn(Env, u32, u32, Jobject, ...) -> u32);
+        // SAFETY: JVMTI_ENABLE = 1, JVMTI_DISABLE = 0; a null thread means all threads.
+        check(unsafe { f(*self, u32::from(enable), event, ptr::null_mut()) })
+    }
+
+    /// Sets the mean bytes between heap samples (0 samples every allocation).
+    pub fn set_heap_sampling_interval(&self, bytes: Jint) -> JResult<()> {
+        let f = slot!(self, 156, unsafe extern "C" fn(Env, Jint) -> u32);
+        // SAFETY: plain call.
+        check(unsafe { f(*self, bytes) })
+    }
+
+    /// The tag of `object` (0: none).
+    pub fn get_tag(&self, object: Jobject) -> JResult<Jlong> {
+        let f = slot!(self, 106, unsafe extern "C" fn(Env, Jobject, *mut Jlong) -> u32);
+        let mut tag = 0;
+        // SAFETY: valid out-pointer.
+        check(unsafe { f(*self, object, &mut tag) })?;
+        Ok(tag)
+    }
+
+    /// Tags `object`.
+    pub fn set_tag(&self, object: Jobject, tag: Jlong) -> JResult<()> {
+        let f = slot!(self, 107, unsafe extern "C" fn(Env, Jobject, Jlong) -> u32);
+        // SAFETY: plain call.
+        check(unsafe { f(*self, object, tag) })
+    }
+
+    /// Frees memory the VM allocated for a result.
+    pub fn deallocate(&self, p: *mut c_void) {
+        if p.is_null() {
+            return;
+        }
+        let f = slot!(self, 47, unsafe extern "C" fn(Env, *mut c_void) -> u32);
+        // SAFETY: `p` came from this environment.
+        unsafe { f(*self, p) };
+    }
+
+    fn take_string(&self, p: *mut c_char) -> String {
+        if p.is_null() {
+            return String::new();
+        }
+        // SAFETY: JVMTI returns NUL-terminated modified UTF-8.
+        let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        self.deallocate(p.cast());
+        s
+    }
+
+    /// The JVM signature of a class (`Ljava/lang/String;`, `[I`).
+    pub fn class_signature(&self, class: Jobject) -> JResult<String> {
+        let f = slot!(self, 48, unsafe extern "C" fn(Env, Jobject, *mut *mut c_char, *mut *mut c_char) -> u32);
+        let mut sig = ptr::null_mut();
+        // SAFETY: valid out-pointer; the generic signature is not asked for.
+        check(unsafe { f(*self, class, &mut sig, ptr::null_mut()) })?;
+        Ok(self.take_string(sig))
+    }
+
+    /// All loaded classes, as local references of the calling thread.
+    pub fn loaded_classes(&self) -> JResult<Vec<Jobject>> {
+        let f = slot!(self, 78, unsafe extern "C" fn(Env, *mut Jint, *mut *mut Jobject) -> u32);
+        let mut n = 0;
+        let mut p = ptr::null_mut();
+        // SAFETY: valid out-pointers; the array is copied and freed.
+        check(unsafe { f(*self, &mut n, &mut p) })?;
+        let v = if p.is_null() { Vec::new() } else { unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec() };
+        self.deallocate(p.cast());
+        Ok(v)
+    }
+
+    /// Names of the fields a class declares, in the order of GetClassFields.
+    pub fn class_field_names(&self, class: Jobject) -> JResult<Vec<String>> {
+        let f = slot!(self, 53, unsafe extern "C" fn(Env, Jobject, *mut Jint, *mut *mut *mut c_void) -> u32);
+        let name = slot!(
+            self,
+            60,
+            unsafe extern "C" fn(
+                Env,
+                Jobject,
+                *mut c_void,
+                *mut *mut c_char,
+                *mut *mut c_char,
+                *mut *mut c_char,
+            ) -> u32
+        );
+        let mut n = 0;
+        let mut p = ptr::null_mut();
+        // SAFETY: valid out-pointers.
+        check(unsafe { f(*self, class, &mut n, &mut p) })?;
+        let ids = if p.is_null() { Vec::new() } else { unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec() };
+        self.deallocate(p.cast());
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let mut s = ptr::null_mut();
+            // SAFETY: `id` is a field of `class`.
+            check(unsafe { name(*self, class, id, &mut s, ptr::null_mut(), ptr::null_mut()) })?;
+            out.push(self.take_string(s));
+        }
+        Ok(out)
+    }
+
+    /// Up to `frames.len()` frames of the current thread's stack, innermost first.
+    pub fn stack_trace(&self, frames: &mut [FrameInfo]) -> JResult<usize> {
+        let f = slot!(self, 104, unsafe extern "C" fn(Env, Jobject, Jint, Jint, *mut FrameInfo, *mut Jint) -> u32);
+        let mut n = 0;
+        // SAFETY: the buffer holds `frames.len()` entries; a null thread is the current one.
+        check(unsafe { f(*self, ptr::null_mut(), 0, frames.len() as Jint, frames.as_mut_ptr(), &mut n) })?;
+        Ok(n.max(0) as usize)
+    }
+
+    /// `Class.method` and source `File.java:line` of a frame, as far as the VM knows them.
+    pub fn describe_frame(&self, frame: &FrameInfo) -> String {
+        let method_name = slot!(
+            self,
+            64,
+            unsafe extern "C" fn(Env, JmethodId, *mut *mut c_char, *mut *mut c_char, *mut *mut c_char) -> u32
+        );
+        let declaring = slot!(self, 65, unsafe extern "C" fn(Env, JmethodId, *mut Jobject) -> u32);
+        let mut name = ptr::null_mut();
+        // SAFETY: the method id came from GetStackTrace; unloaded methods return an error.
+        if unsafe { method_name(*self, frame.method, &mut name, ptr::null_mut(), ptr::null_mut()) } != 0 {
+            return "(unloaded method)".into();
+        }
+        let name = self.take_string(name);
+        let mut class = ptr::null_mut();
+        // SAFETY: as above.
+        let class_name = if unsafe { declaring(*self, frame.method, &mut class) } == 0 {
+            self.class_signature(class).map(|s| crate::source_name(&s)).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let file = self.source_file(class);
+        match (file, self.line_of(frame)) {
+            (Some(file), Some(line)) => format!("{class_name}.{name}({file}:{line})"),
+            (Some(file), None) => format!("{class_name}.{name}({file})"),
+            _ => format!("{class_name}.{name}"),
+        }
+    }
+
+    fn source_file(&self, class: Jobject) -> Option<String> {
+        if class.is_null() {
+            return None;
+        }
+        let f = slot!(self, 50, unsafe extern "C" fn(Env, Jobject, *mut *mut c_char) -> u32);
+        let mut s = ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        (unsafe { f(*self, class, &mut s) } == 0).then(|| self.take_string(s))
+    }
+
+    fn line_of(&self, frame: &FrameInfo) -> Option<i32> {
+        let f = slot!(self, 70, unsafe extern "C" fn(Env, JmethodId, *mut Jint, *mut *mut LineNumberEntry) -> u32);
+        let mut n = 0;
+        let mut p = ptr::null_mut();
+        // SAFETY: valid out-pointers; native methods return an error.
+        if unsafe { f(*self, frame.method, &mut n, &mut p) } != 0 || p.is_null() {
+            return None;
+        }
+        // SAFETY: the VM returned `n` entries.
+        let table = unsafe { std::slice::from_raw_parts(p, n as usize) };
+        let line = table.iter().filter(|e| e.start <= frame.location).max_by_key(|e| e.start).map(|e| e.line);
+        self.deallocate(p.cast());
+        line
+    }
+
+    /// Walks the objects reachable from the GC roots, calling `callbacks` with `user_data`.
+    pub fn follow_references(&self, callbacks: &HeapCallbacks, user_data: *mut c_void) -> JResult<()> {
+        let f = slot!(
+            self,
+            115,
+            unsafe extern "C" fn(Env, Jint, Jobject, Jobject, *const HeapCallbacks, *mut c_void) -> u32
+        );
+        // SAFETY: the callbacks match jvmti.h and `user_data` outlives the call.
+        check(unsafe { f(*self, 0, ptr::null_mut(), ptr::null_mut(), callbacks, user_data) })
+    }
+
+    /// A system property of the VM (`sun.java.command`, `java.vm.version`).
+    pub fn system_property(&self, name: &CStr) -> Option<String> {
+        let f = slot!(self, 131, unsafe extern "C" fn(Env, *const c_char, *mut *mut c_char) -> u32);
+        let mut v = ptr::null_mut();
+        // SAFETY: valid C string and out-pointer.
+        (unsafe { f(*self, name.as_ptr(), &mut v) } == 0).then(|| self.take_string(v))
+    }
+
+    /// Releases this environment's capabilities, callbacks and tags.
+    pub fn dispose(&self) {
+        let f = slot!(self, 127, unsafe extern "C" fn(Env) -> u32);
+        // SAFETY: plain call; the environment is not used afterwards.
+        unsafe { f(*self) };
+    }
+}
+
+/// A `JavaVM*`.
+#[derive(Debug, Clone, Copy)]
+pub struct Vm(pub *mut c_void);
+
+// SAFETY: the JavaVM pointer is valid from any thread for the life of the VM.
+unsafe impl Send for Vm {}
+// SAFETY: as above.
+unsafe impl Sync for Vm {}
+
+impl Vm {
+    fn slot<F: Copy>(&self, n: usize) -> F {
+        // SAFETY: the first word of a JavaVM is its invocation table; slot numbers are 0-based
+        // as in jni.h (reserved0..2, DestroyJavaVM, AttachCurrentThread, ...).
+        unsafe {
+            let table = *(self.0 as *const *const *const c_void);
+            std::mem::transmute_copy::<*const c_void, F>(&*table.add(n))
+        }
+    }
+
+    /// Attaches the calling thread as a daemon and returns its `JNIEnv*`.
+    pub fn attach_daemon(&self) -> Option<Jni> {
+        let f: unsafe extern "C" fn(*mut c_void, *mut *mut c_void, *mut c_void) -> Jint = self.slot(7);
+        let mut env = ptr::null_mut();
+        // SAFETY: AttachCurrentThreadAsDaemon with default arguments.
+        let rc = unsafe { f(self.0, &mut env, ptr::null_mut()) };
+        (rc == 0 && !env.is_null()).then_some(Jni(env))
+    }
+
+    /// Detaches the calling thread.
+    pub fn detach(&self) {
+        let f: unsafe extern "C" fn(*mut c_void) -> Jint = self.slot(5);
+        // SAFETY: the calling thread attached itself.
+        unsafe { f(self.0) };
+    }
+}
+
+/// A `JNIEnv*` of the calling thread.
+#[derive(Debug, Clone, Copy)]
+pub struct Jni(pub *mut c_void);
+
+impl Jni {
+    fn slot<F: Copy>(&self, n: usize) -> F {
+        // SAFETY: the first word of a JNIEnv is its function table; slot numbers are 0-based
+        // as in jni.h.
+        unsafe {
+            let table = *(self.0 as *const *const *const c_void);
+            std::mem::transmute_copy::<*const c_void, F>(&*table.add(n))
+        }
+    }
+
+    /// `FindClass`, clearing any exception.
+    pub fn find_class(&self, name: &CStr) -> Option<Jobject> {
+        let f: unsafe extern "C" fn(*mut c_void, *const c_char) -> Jobject = self.slot(6);
+        // SAFETY: valid C string.
+        let c = unsafe { f(self.0, name.as_ptr()) };
+        self.clear_exception();
+        (!c.is_null()).then_some(c)
+    }
+
+    /// `IsAssignableFrom(sub, sup)`.
+    pub fn is_assignable(&self, sub: Jobject, sup: Jobject) -> bool {
+        let f: unsafe extern "C" fn(*mut c_void, Jobject, Jobject) -> u8 = self.slot(11);
+        // SAFETY: both are class references.
+        unsafe { f(self.0, sub, sup) != 0 }
+    }
+
+    /// `NewGlobalRef`.
+    pub fn new_global(&self, o: Jobject) -> Jobject {
+        let f: unsafe extern "C" fn(*mut c_void, Jobject) -> Jobject = self.slot(21);
+        // SAFETY: valid reference.
+        unsafe { f(self.0, o) }
+    }
+
+    /// `DeleteLocalRef`.
+    pub fn delete_local(&self, o: Jobject) {
+        if o.is_null() {
+            return;
+        }
+        let f: unsafe extern "C" fn(*mut c_void, Jobject) = self.slot(23);
+        // SAFETY: a local reference of this thread.
+        unsafe { f(self.0, o) }
+    }
+
+    /// `PushLocalFrame`: local references made until the matching pop are freed together.
+    pub fn push_local_frame(&self, capacity: Jint) -> bool {
+        let f: unsafe extern "C" fn(*mut c_void, Jint) -> Jint = self.slot(19);
+        // SAFETY: plain call.
+        unsafe { f(self.0, capacity) == 0 }
+    }
+
+    /// `PopLocalFrame`.
+    pub fn pop_local_frame(&self) {
+        let f: unsafe extern "C" fn(*mut c_void, Jobject) -> Jobject = self.slot(20);
+        // SAFETY: pairs with a successful push.
+        unsafe { f(self.0, ptr::null_mut()) };
+    }
+
+    fn clear_exception(&self) {
+        let f: unsafe extern "C" fn(*mut c_void) = self.slot(17);
+        // SAFETY: plain call.
+        unsafe { f(self.0) }
+    }
+}

@@ -1,0 +1,339 @@
+//! The leakscope JVMTI agent: Cork online on stock HotSpot.
+//!
+//! Loaded with `-agentpath:libleakscope_agent.so=OPTIONS` or attached late with
+//! `jcmd PID JVMTI.agent_load` (what `leakscope attach` does). Two signals go into one run
+//! store ([`store`]):
+//!
+//! - **cheap and continuous**: sampled allocations (`SampledObjectAlloc`) tagged and tracked
+//!   to their death (`ObjectFree`) estimate the live bytes per class and allocation site; the
+//!   worker records them after garbage collections and ranks them with the `growth` engine;
+//! - **costly and budgeted**: class points-from walks (`FollowReferences`), the exact
+//!   `HeapSummary` of a dump, taken only within the overhead and pause budgets, first early
+//!   and then while a class is a candidate, so that the slice shows what holds it.
+//!
+//! The VM's threads only record: every callback is behind `catch_unwind`, and any internal
+//! error disables the agent while the JVM keeps running. All other work is on one daemon
+//! thread, the worker.
+
+#![allow(unsafe_code)]
+
+mod classes;
+mod jvmti;
+pub mod options;
+mod sampler;
+pub mod store;
+mod walk;
+mod worker;
+
+use std::ffi::{c_char, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use jvmti::{event, Capabilities, Env, EventCallbacks, FrameInfo, Jint, Jlong, Jni, Jobject, Vm};
+use options::Options;
+
+/// Converts a JVMTI class signature (`Ljava/util/HashMap$Node;`, `[I`) to a Java source name.
+pub fn source_name(signature: &str) -> String {
+    let raw = match signature.strip_prefix('L').and_then(|s| s.strip_suffix(';')) {
+        Some(plain) => plain,
+        None => signature,
+    };
+    heap::names::java_name(raw.as_bytes())
+}
+
+/// Where the agent of JVM `pid` says its run store is: a one-line file per JVM in the
+/// temporary directory, so that `leakscope top PID` finds a store written to any path.
+pub fn pointer_file(pid: u32) -> std::path::PathBuf {
+    std::env::temp_dir().join("leakscope-runs").join(pid.to_string())
+}
+
+struct Agent {
+    env: Env,
+    vm: Vm,
+    opts: Options,
+    text: String,
+    sampling: bool,
+    sampler: sampler::Sampler,
+    classes: classes::Classes,
+    gc_count: AtomicU64,
+    disabled: AtomicBool,
+    why_disabled: Mutex<Option<String>>,
+    stop: AtomicBool,
+    finished: AtomicBool,
+    reference: AtomicUsize,
+    started: Instant,
+}
+
+static AGENT: OnceLock<Agent> = OnceLock::new();
+
+impl Agent {
+    fn reference_class(&self) -> Option<Jobject> {
+        let r = self.reference.load(Ordering::Acquire);
+        (r != 0).then_some(r as Jobject)
+    }
+
+    fn active(&self) -> bool {
+        !self.disabled.load(Ordering::Relaxed) && !self.stop.load(Ordering::Relaxed)
+    }
+
+    fn panics_in(&self, callback: &str) -> bool {
+        self.opts.test_panic.as_deref() == Some(callback)
+    }
+}
+
+/// Stops the agent's work after an internal error; the worker records why and turns the
+/// events off. The JVM keeps running.
+fn disable(why: String) {
+    if let Some(a) = AGENT.get() {
+        if !a.disabled.swap(true, Ordering::SeqCst) {
+            eprintln!("leakscope agent: {why}; the agent is now disabled, the JVM keeps running");
+            *a.why_disabled.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+        }
+    }
+}
+
+/// Runs `f`, turning a panic into `disable` and `default`: no unwinding may cross into the VM.
+fn guard<R>(what: &str, default: R, f: impl FnOnce() -> R) -> R {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(_) => {
+            disable(format!("internal error (panic) in {what}"));
+            default
+        }
+    }
+}
+
+fn options_text(options: *const c_char) -> String {
+    if options.is_null() {
+        return String::new();
+    }
+    // SAFETY: the VM passes a NUL-terminated string.
+    unsafe { CStr::from_ptr(options) }.to_string_lossy().into_owned()
+}
+
+/// Called by the JVM for `-agentpath:`.
+///
+/// # Safety
+/// Called by the JVM with a valid `JavaVM*` and option string.
+#[no_mangle]
+pub unsafe extern "C" fn Agent_OnLoad(vm: *mut c_void, options: *const c_char, _reserved: *mut c_void) -> Jint {
+    guard("Agent_OnLoad", 1, || load(Vm(vm), &options_text(options), false))
+}
+
+/// Called by the JVM for `jcmd PID JVMTI.agent_load`.
+///
+/// # Safety
+/// Called by the JVM with a valid `JavaVM*` and option string.
+#[no_mangle]
+pub unsafe extern "C" fn Agent_OnAttach(vm: *mut c_void, options: *const c_char, _reserved: *mut c_void) -> Jint {
+    guard("Agent_OnAttach", 1, || load(Vm(vm), &options_text(options), true))
+}
+
+/// Called by the JVM when it unloads the agent (at exit).
+///
+/// # Safety
+/// Called by the JVM.
+#[no_mangle]
+pub unsafe extern "C" fn Agent_OnUnload(_vm: *mut c_void) {
+    guard("Agent_OnUnload", (), || {
+        shutdown();
+        if let Some(a) = AGENT.get() {
+            events_off(a);
+            // Releases the tags, capabilities (heap sampling is solo) and callbacks.
+            a.env.dispose();
+        }
+    });
+}
+
+fn load(vm: Vm, text: &str, live: bool) -> Jint {
+    if let Some(a) = AGENT.get() {
+        // jcmd loads the same library again into the same process: keep the running agent.
+        eprintln!(
+            "leakscope agent: already running in this JVM, writing to {} (options `{text}` ignored)",
+            a.opts.out.display()
+        );
+        return 0;
+    }
+    let opts = match Options::parse(text, std::process::id()) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("leakscope agent: {e}");
+            return 1;
+        }
+    };
+    let env = match Env::of(&vm) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("leakscope agent: this JVM offers no JVMTI 11 environment ({e}); JDK 11 or newer is needed");
+            return 1;
+        }
+    };
+    let potential = env.potential_capabilities().unwrap_or_default();
+    let mut want = Capabilities::default();
+    for bit in [
+        Capabilities::TAG_OBJECTS,
+        Capabilities::GC_EVENTS,
+        Capabilities::OBJECT_FREE,
+        Capabilities::SAMPLED_ALLOC,
+        Capabilities::LINE_NUMBERS,
+        Capabilities::SOURCE_FILE_NAME,
+    ] {
+        if potential.has(bit) {
+            want = want.with(bit);
+        }
+    }
+    if !want.has(Capabilities::TAG_OBJECTS) || !want.has(Capabilities::GC_EVENTS) {
+        eprintln!("leakscope agent: this JVM cannot tag objects or report collections; the agent stays off");
+        return 1;
+    }
+    let sampling = want.has(Capabilities::SAMPLED_ALLOC) && want.has(Capabilities::OBJECT_FREE);
+    if !sampling {
+        eprintln!(
+            "leakscope agent: heap sampling is held by another agent (only one may have it); \
+             continuing with heap walks only"
+        );
+    }
+    if let Err(e) = env.add_capabilities(&want) {
+        eprintln!("leakscope agent: cannot add capabilities ({e})");
+        return 1;
+    }
+    let mut cb = EventCallbacks::new();
+    cb.set(event::VM_INIT, on_vm_init as *const c_void);
+    cb.set(event::VM_DEATH, on_vm_death as *const c_void);
+    cb.set(event::GC_FINISH, on_gc_finish as *const c_void);
+    cb.set(event::OBJECT_FREE, on_object_free as *const c_void);
+    cb.set(event::SAMPLED_ALLOC, on_sampled_alloc as *const c_void);
+    if let Err(e) = env.set_event_callbacks(&cb) {
+        eprintln!("leakscope agent: cannot set event callbacks ({e})");
+        return 1;
+    }
+    let agent = Agent {
+        env,
+        vm,
+        sampler: sampler::Sampler::new(opts.interval),
+        opts,
+        text: text.to_string(),
+        sampling,
+        classes: classes::Classes::default(),
+        gc_count: AtomicU64::new(0),
+        disabled: AtomicBool::new(false),
+        why_disabled: Mutex::new(None),
+        stop: AtomicBool::new(false),
+        finished: AtomicBool::new(false),
+        reference: AtomicUsize::new(0),
+        started: Instant::now(),
+    };
+    if AGENT.set(agent).is_err() {
+        return 0;
+    }
+    let result = if live { begin() } else { env.set_event(true, event::VM_INIT) };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("leakscope agent: cannot start ({e})");
+            1
+        }
+    }
+}
+
+/// Starts the worker (live phase), which turns the events on once it knows
+/// `java.lang.ref.Reference`.
+fn begin() -> jvmti::JResult<()> {
+    let Some(a) = AGENT.get() else { return Ok(()) };
+    a.env.set_event(true, event::VM_DEATH)?;
+    std::thread::Builder::new()
+        .name("leakscope-agent".into())
+        .spawn(|| guard("the worker thread", (), worker::run))
+        .map_err(|_| jvmti::JvmtiError(110))?;
+    Ok(())
+}
+
+/// Turns the events on.
+fn events_on(a: &Agent) -> jvmti::JResult<()> {
+    a.env.set_event(true, event::GC_FINISH)?;
+    if a.sampling {
+        a.env.set_event(true, event::OBJECT_FREE)?;
+        a.env.set_heap_sampling_interval(a.opts.interval as Jint)?;
+        a.env.set_event(true, event::SAMPLED_ALLOC)?;
+    }
+    Ok(())
+}
+
+/// Turns every event off (after an error or at shutdown).
+fn events_off(a: &Agent) {
+    for e in [event::SAMPLED_ALLOC, event::OBJECT_FREE, event::GC_FINISH] {
+        let _ = a.env.set_event(false, e);
+    }
+}
+
+fn shutdown() {
+    if let Some(a) = AGENT.get() {
+        a.stop.store(true, Ordering::SeqCst);
+        // Let the worker write its last snapshot; never hold the JVM's exit for long.
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while !a.finished.load(Ordering::SeqCst) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+unsafe extern "C" fn on_vm_init(_jvmti: *mut c_void, _jni: *mut c_void, _thread: Jobject) {
+    guard("VMInit", (), || {
+        if let Err(e) = begin() {
+            disable(format!("cannot start ({e})"));
+        }
+    });
+}
+
+unsafe extern "C" fn on_vm_death(_jvmti: *mut c_void, _jni: *mut c_void) {
+    guard("VMDeath", (), shutdown);
+}
+
+unsafe extern "C" fn on_gc_finish(_jvmti: *mut c_void) {
+    // Only raw monitors may be used here: count, and let the worker do the rest.
+    guard("GarbageCollectionFinish", (), || {
+        if let Some(a) = AGENT.get() {
+            if a.panics_in("gc") {
+                panic!("test_panic:gc");
+            }
+            a.gc_count.fetch_add(1, Ordering::Release);
+        }
+    });
+}
+
+unsafe extern "C" fn on_object_free(_jvmti: *mut c_void, tag: Jlong) {
+    guard("ObjectFree", (), || {
+        if let Some(a) = AGENT.get() {
+            a.sampler.freed(tag);
+        }
+    });
+}
+
+unsafe extern "C" fn on_sampled_alloc(
+    _jvmti: *mut c_void,
+    jni: *mut c_void,
+    _thread: Jobject,
+    object: Jobject,
+    klass: Jobject,
+    size: Jlong,
+) {
+    guard("SampledObjectAlloc", (), || {
+        let Some(a) = AGENT.get() else { return };
+        if !a.active() {
+            return;
+        }
+        if a.panics_in("alloc") {
+            panic!("test_panic:alloc");
+        }
+        let Ok(class) = a.classes.id_of(a.env, Jni(jni), klass, a.reference_class()) else { return };
+        let mut frames = [FrameInfo { method: std::ptr::null_mut(), location: 0 }; 32];
+        let depth = a.opts.depth.min(frames.len());
+        let n = a.env.stack_trace(&mut frames[..depth]).unwrap_or(0);
+        let tag = a.sampler.record(class, size.max(0) as u64, &frames[..n]);
+        if a.env.set_tag(object, tag).is_err() {
+            a.sampler.forget(tag);
+        }
+    });
+}

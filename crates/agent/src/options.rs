@@ -1,0 +1,155 @@
+//! The agent's options: `key:value` pairs separated by commas, as in
+//! `-agentpath:libleakscope_agent.so=out:/tmp/run.db,budget:1`.
+//!
+//! `key=value` is accepted too, but `jcmd PID JVMTI.agent_load` would take `key=value` for
+//! one of its own arguments, so `leakscope attach` always writes `key:value`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What the agent does, and within which budgets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// The run store to write; `%p` in it stands for the process id.
+    pub out: PathBuf,
+    /// Mean bytes allocated between two samples (JVMTI heap sampling interval).
+    pub interval: u32,
+    /// Frames recorded per sample: the allocation site.
+    pub depth: usize,
+    /// Shortest time between two recorded sample snapshots.
+    pub period: Duration,
+    /// Share of wall time the heap walks may take, in percent.
+    pub budget_percent: f64,
+    /// A walk predicted to stop the JVM longer than this is skipped.
+    pub max_pause: Duration,
+    /// Whether class points-from walks run at all.
+    pub walks: bool,
+    /// Longest time without a walk while no class is a candidate.
+    pub walk_every: Duration,
+    /// Test only: panic in this callback (`alloc`, `gc`, `walk`) to prove the JVM survives.
+    pub test_panic: Option<String>,
+}
+
+impl Options {
+    /// The defaults for the JVM with process id `pid`.
+    pub fn defaults(pid: u32) -> Options {
+        Options {
+            out: std::env::temp_dir().join(format!("leakscope-{pid}.db")),
+            interval: 256 * 1024,
+            depth: 4,
+            period: Duration::from_secs(1),
+            budget_percent: 1.0,
+            max_pause: Duration::from_millis(1000),
+            walks: true,
+            walk_every: Duration::from_secs(60),
+            test_panic: None,
+        }
+    }
+
+    /// Parses an option string over the defaults for `pid`.
+    pub fn parse(text: &str, pid: u32) -> Result<Options, String> {
+        let mut o = Options::defaults(pid);
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (key, value) = match item.find([':', '=']) {
+                Some(i) => (&item[..i], &item[i + 1..]),
+                None => return Err(format!("option `{item}` has no value (write key:value)")),
+            };
+            let bad = |what: &str| format!("option `{key}`: `{value}` is not {what}");
+            match key {
+                "out" => o.out = PathBuf::from(value.replace("%p", &pid.to_string())),
+                "interval" => {
+                    o.interval = parse_bytes(value)
+                        .ok()
+                        .and_then(|b| u32::try_from(b).ok())
+                        .filter(|&b| b > 0)
+                        .ok_or_else(|| bad("a size such as 256k"))?
+                }
+                "depth" => o.depth = value.parse().ok().filter(|d| (1..=32).contains(d)).ok_or_else(|| bad("1..32"))?,
+                "period" => o.period = parse_duration(value).ok_or_else(|| bad("a duration such as 1s"))?,
+                "budget" => {
+                    o.budget_percent = value
+                        .trim_end_matches('%')
+                        .parse()
+                        .ok()
+                        .filter(|b: &f64| (0.0..=100.0).contains(b))
+                        .ok_or_else(|| bad("a percentage 0..100"))?
+                }
+                "max_pause" => o.max_pause = parse_duration(value).ok_or_else(|| bad("a duration such as 500ms"))?,
+                "walks" => {
+                    o.walks = match value {
+                        "on" | "true" | "yes" => true,
+                        "off" | "false" | "no" => false,
+                        _ => return Err(bad("on or off")),
+                    }
+                }
+                "walk_every" => o.walk_every = parse_duration(value).ok_or_else(|| bad("a duration such as 10m"))?,
+                "test_panic" => o.test_panic = Some(value.to_string()),
+                _ => return Err(format!("unknown option `{key}` (known: out, interval, depth, period, budget, max_pause, walks, walk_every)")),
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// Parses a size such as `512K`, `2M`, `1.5GiB` or `4096` (bytes).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| format!("{s:?} is not a size such as 512K, 2M or 4096"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?} (use K, M or G)")),
+    };
+    Ok((n * mult as f64) as u64)
+}
+
+/// `500ms`, `2s`, `10m`, `1h`; a bare number is seconds.
+pub fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
+    let n: f64 = s[..split].parse().ok()?;
+    let secs = match &s[split..] {
+        "ms" => n / 1000.0,
+        "" | "s" => n,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return None,
+    };
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_both_separators_and_rejects_unknown_keys() {
+        let o = Options::parse("out:/tmp/a:b.db,interval=64k,budget:2.5%,max_pause:250ms,walks:off", 7).unwrap();
+        assert_eq!(o.out, PathBuf::from("/tmp/a:b.db"));
+        assert_eq!(o.interval, 64 * 1024);
+        assert_eq!(o.budget_percent, 2.5);
+        assert_eq!(o.max_pause, Duration::from_millis(250));
+        assert!(!o.walks);
+        assert!(Options::parse("colour:red", 7).unwrap_err().contains("unknown option `colour`"));
+        assert!(Options::parse("interval:lots", 7).unwrap_err().contains("interval"));
+        assert_eq!(Options::parse("", 7).unwrap(), Options::defaults(7));
+        assert_eq!(Options::parse("out:/tmp/run-%p.db", 7).unwrap().out, PathBuf::from("/tmp/run-7.db"));
+    }
+
+    #[test]
+    fn sizes_and_durations() {
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert_eq!(parse_bytes("512K"), Ok(512 << 10));
+        assert_eq!(parse_bytes("2mb"), Ok(2 << 20));
+        assert_eq!(parse_bytes("1.5MiB"), Ok(3 << 19));
+        assert!(parse_bytes("12X").is_err());
+        assert!(parse_bytes("").is_err());
+        assert_eq!(parse_duration("1.5s"), Some(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("10m"), Some(Duration::from_secs(600)));
+        assert_eq!(parse_duration("soon"), None);
+    }
+}

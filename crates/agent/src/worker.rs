@@ -1,0 +1,325 @@
+//! The agent's worker thread: records sampled snapshots after collections, ranks them, and
+//! decides when a class points-from walk is worth its pause.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use growth::{ClassVolume, HeapSummary};
+
+use crate::classes::REFERENCE;
+use crate::jvmti::{Jint, Jni};
+use crate::store::{SampledClass, Store};
+use crate::{disable, events_off, events_on, Agent, AGENT};
+
+/// Sampled snapshots the online ranking looks at.
+const RECENT: usize = 64;
+/// Walk cost assumed before the first walk is measured (measured here: 100–115 ns per object).
+const FIRST_NS_PER_OBJECT: f64 = 115.0;
+/// Mean object size assumed before the first walk.
+const FIRST_BYTES_PER_OBJECT: f64 = 40.0;
+/// Sampled snapshots are recorded at least this often even without collections (ZGC posts
+/// no collection events; an idle JVM collects rarely).
+const IDLE_PERIOD: Duration = Duration::from_secs(10);
+/// Walks taken whenever the budget allows, before any candidate: their exact snapshots are
+/// the clean series the ranking prefers.
+const FIRST_WALKS: u64 = 4;
+/// Sites recorded per sampled snapshot, most live bytes first.
+const MAX_SITES: usize = 500;
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+struct Worker<'a> {
+    a: &'a Agent,
+    jni: Jni,
+    store: Store,
+    referent_index: Option<Jint>,
+    holders: crate::walk::Holders,
+    known_sites: usize,
+    recent: Vec<HeapSummary>,
+    candidates: Vec<String>,
+    walks: u64,
+    walk_spent: Duration,
+    last_walk: Option<(Instant, u64, f64)>,
+    ns_per_object: f64,
+    bytes_per_object: f64,
+    last_skip_note: Option<Instant>,
+}
+
+/// The worker's body.
+pub(crate) fn run() {
+    let Some(a) = AGENT.get() else { return };
+    let Some(jni) = a.vm.attach_daemon() else {
+        disable("cannot attach the worker thread to the JVM".into());
+        a.finished.store(true, Ordering::SeqCst);
+        return;
+    };
+    match Worker::start(a, jni) {
+        Ok(mut w) => {
+            w.main_loop();
+            w.finish();
+        }
+        Err(e) => disable(e),
+    }
+    if a.disabled.load(Ordering::SeqCst) {
+        events_off(a);
+    }
+    a.finished.store(true, Ordering::SeqCst);
+    a.vm.detach();
+}
+
+impl<'a> Worker<'a> {
+    fn start(a: &'a Agent, jni: Jni) -> Result<Worker<'a>, String> {
+        let env = a.env;
+        let command = env.system_property(c"sun.java.command").unwrap_or_default();
+        let vm_version = env.system_property(c"java.vm.version").unwrap_or_default();
+        let gc = env.system_property(c"java.vm.info").unwrap_or_default();
+        let meta = [
+            ("pid", std::process::id().to_string()),
+            ("command", command),
+            ("jvm", vm_version),
+            ("jvm_info", gc),
+            ("started_ms", now_ms().to_string()),
+            ("options", a.text.clone()),
+            ("interval", a.opts.interval.to_string()),
+            ("sampling", a.sampling.to_string()),
+            ("agent", env!("CARGO_PKG_VERSION").to_string()),
+        ];
+        if let Some(dir) = a.opts.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let store = Store::create(&a.opts.out, &meta).map_err(|e| format!("cannot write the run store: {e}"))?;
+        let pointer = crate::pointer_file(std::process::id());
+        if let Some(dir) = pointer.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let out = std::fs::canonicalize(&a.opts.out).unwrap_or_else(|_| a.opts.out.clone());
+        let _ = std::fs::write(&pointer, out.display().to_string());
+        let mut referent_index = None;
+        if let Some(r) = jni.find_class(REFERENCE) {
+            a.reference.store(jni.new_global(r) as usize, Ordering::Release);
+            referent_index =
+                env.class_field_names(r).ok().and_then(|f| f.iter().position(|n| n == "referent")).map(|i| i as Jint);
+            jni.delete_local(r);
+        }
+        if jni.push_local_frame(64) {
+            let _ = a.classes.register_loaded(env, jni, a.reference_class());
+            jni.pop_local_frame();
+        }
+        events_on(a).map_err(|e| format!("cannot enable events ({e})"))?;
+        eprintln!("leakscope agent: recording to {}", a.opts.out.display());
+        Ok(Worker {
+            a,
+            jni,
+            store,
+            referent_index,
+            holders: crate::walk::Holders::default(),
+            known_sites: 0,
+            recent: Vec::new(),
+            candidates: Vec::new(),
+            walks: 0,
+            walk_spent: Duration::ZERO,
+            last_walk: None,
+            ns_per_object: FIRST_NS_PER_OBJECT,
+            bytes_per_object: FIRST_BYTES_PER_OBJECT,
+            last_skip_note: None,
+        })
+    }
+
+    fn main_loop(&mut self) {
+        let mut seen_gc = 0;
+        let mut last_sample = Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(20));
+            if self.a.disabled.load(Ordering::SeqCst) || self.a.stop.load(Ordering::SeqCst) {
+                return;
+            }
+            let gc = self.a.gc_count.load(Ordering::Acquire);
+            let since = last_sample.elapsed();
+            if (gc != seen_gc && since >= self.a.opts.period) || since >= IDLE_PERIOD.max(self.a.opts.period) {
+                seen_gc = gc;
+                last_sample = Instant::now();
+                if let Err(e) = self.tick(gc) {
+                    disable(e);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        let a = self.a;
+        if let Some(why) = a.why_disabled.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+            let _ = self.store.event(now_ms(), &format!("agent disabled: {why}"));
+            let _ = self.store.set_meta("status", &format!("disabled: {why}"));
+            return;
+        }
+        // The last snapshot at exit: what the program held when it ended.
+        let _ = self.record_sample(a.gc_count.load(Ordering::Acquire), false);
+        let _ = self.store.set_meta("ended_ms", &now_ms().to_string());
+        let _ = self.store.set_meta("live_samples", &a.sampler.live_samples().to_string());
+        let _ = self.store.set_meta("walks", &self.walks.to_string());
+        let _ = self.store.set_meta("status", "ended");
+    }
+
+    fn tick(&mut self, gc: u64) -> Result<(), String> {
+        self.record_sample(gc, false)?;
+        if self.a.opts.walks && self.maybe_walk(gc)? {
+            // Right after a walk the samples it did not reach are out: an exact snapshot.
+            self.record_sample(gc, true)?;
+        }
+        Ok(())
+    }
+
+    fn record_sample(&mut self, gc: u64, clean: bool) -> Result<(), String> {
+        let a = self.a;
+        a.sampler.drain_freed();
+        let names = a.classes.names();
+        let name = |id: usize| names.get(id).cloned().unwrap_or_else(|| format!("(class #{id})"));
+        let volumes = a.sampler.classes();
+        let classes: Vec<SampledClass> = volumes
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.live_samples > 0 || v.allocated_bytes > 0.0)
+            .map(|(id, v)| SampledClass {
+                name: name(id),
+                instances: v.live_instances.round() as u64,
+                bytes: v.live_bytes.round() as u64,
+                allocated_bytes: v.allocated_bytes.round() as u64,
+            })
+            .collect();
+        self.describe_new_sites(&names)?;
+        let mut sites: Vec<(u32, u64, u64)> = a
+            .sampler
+            .sites()
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, v))| v.live_samples > 0)
+            .map(|(id, (_, v))| (id as u32, v.live_bytes.round() as u64, v.allocated_bytes.round() as u64))
+            .collect();
+        sites.sort_by_key(|s| std::cmp::Reverse(s.1));
+        sites.truncate(MAX_SITES);
+        let time = now_ms();
+        self.store.write_sample(time, gc, clean, &classes, &sites).map_err(|e| e.to_string())?;
+        let live: Vec<ClassVolume> = classes
+            .iter()
+            .filter(|c| c.bytes > 0)
+            .map(|c| ClassVolume { name: c.name.clone(), instances: c.instances, bytes: c.bytes })
+            .collect();
+        self.recent.push(HeapSummary {
+            source: format!("gc {gc}"),
+            time_ms: Some(time),
+            gc_count: Some(gc),
+            total_bytes: live.iter().map(|c| c.bytes).sum(),
+            total_instances: live.iter().map(|c| c.instances).sum(),
+            classes: live,
+            edges: Vec::new(),
+        });
+        if self.recent.len() > RECENT {
+            self.recent.remove(0);
+        }
+        self.candidates = growth::analyze(&self.recent, &growth::Options::default(), &[])
+            .candidates
+            .into_iter()
+            .map(|c| c.class)
+            .collect();
+        Ok(())
+    }
+
+    fn describe_new_sites(&mut self, names: &[String]) -> Result<(), String> {
+        let a = self.a;
+        let keys = a.sampler.site_keys_from(self.known_sites);
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let classes: Vec<u32> = a.sampler.sites().iter().map(|s| s.0).collect();
+        if !self.jni.push_local_frame(16) {
+            return Ok(());
+        }
+        for (k, key) in keys.iter().enumerate() {
+            let id = self.known_sites + k;
+            let frames: Vec<String> = key
+                .iter()
+                .map(|&(m, loc)| a.env.describe_frame(&crate::jvmti::FrameInfo { method: m as *mut _, location: loc }))
+                .collect();
+            let class = classes.get(id).and_then(|&c| names.get(c as usize)).cloned().unwrap_or_default();
+            self.store.add_site(id as u32, &class, &frames.join(" <- ")).map_err(|e| e.to_string())?;
+        }
+        self.jni.pop_local_frame();
+        self.known_sites += keys.len();
+        Ok(())
+    }
+
+    /// Walks when the budgets allow and a walk is wanted: the first few, while a class is a
+    /// candidate (its slice needs growing edges), and at least every `walk_every`. Returns
+    /// whether it walked.
+    fn maybe_walk(&mut self, gc: u64) -> Result<bool, String> {
+        let a = self.a;
+        let live_bytes = self.recent.last().map_or(0, |s| s.total_bytes) as f64;
+        let objects = match self.last_walk {
+            Some((_, objects, live_then)) if live_then > 0.0 => {
+                objects as f64 * (live_bytes / live_then).clamp(0.25, 4.0)
+            }
+            _ => live_bytes / self.bytes_per_object,
+        };
+        let predicted = Duration::from_secs_f64(objects * self.ns_per_object * 1e-9);
+        let wanted = self.walks < FIRST_WALKS
+            || !self.candidates.is_empty()
+            || self.last_walk.map_or(true, |(t, _, _)| t.elapsed() >= a.opts.walk_every);
+        if !wanted {
+            return Ok(false);
+        }
+        if predicted > a.opts.max_pause {
+            if self.last_skip_note.map_or(true, |t| t.elapsed() >= Duration::from_secs(600)) {
+                self.last_skip_note = Some(Instant::now());
+                let msg = format!(
+                    "heap walk skipped: predicted pause {:.2} s exceeds max_pause {:.2} s; candidates are still ranked from samples (raise max_pause to get slices)",
+                    predicted.as_secs_f64(),
+                    a.opts.max_pause.as_secs_f64()
+                );
+                self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
+            }
+            return Ok(false);
+        }
+        let allowed = a.started.elapsed().as_secs_f64() * a.opts.budget_percent / 100.0;
+        if (self.walk_spent + predicted).as_secs_f64() > allowed {
+            return Ok(false);
+        }
+        if !self.jni.push_local_frame(64) {
+            return Ok(false);
+        }
+        let registered = a.classes.register_loaded(a.env, self.jni, a.reference_class());
+        self.jni.pop_local_frame();
+        registered.map_err(|e| format!("cannot list loaded classes ({e})"))?;
+        let before = a.sampler.next_seq();
+        let walk = match crate::walk::walk(
+            a.env,
+            || a.classes.names(),
+            self.referent_index,
+            &mut self.holders,
+            a.panics_in("walk"),
+        ) {
+            Ok(w) => w,
+            Err(e) if e.0 == 113 => return Err("internal error (panic) in a heap walk callback".into()),
+            Err(e) => {
+                self.store.event(now_ms(), &format!("heap walk failed: {e}")).map_err(|e| e.to_string())?;
+                return Ok(false);
+            }
+        };
+        a.sampler.unreached(before, &walk.seen_samples);
+        let mut summary = walk.summary;
+        summary.source = format!("gc {gc} (walk)");
+        summary.time_ms = Some(now_ms());
+        summary.gc_count = Some(gc);
+        self.walks += 1;
+        self.walk_spent += walk.pause;
+        if summary.total_instances > 0 {
+            self.ns_per_object = walk.pause.as_nanos() as f64 / summary.total_instances as f64;
+            self.bytes_per_object = summary.total_bytes as f64 / summary.total_instances as f64;
+        }
+        self.last_walk = Some((Instant::now(), summary.total_instances, live_bytes));
+        self.store.write_walk(&summary, walk.pause.as_secs_f64() * 1000.0, &walk.holders).map_err(|e| e.to_string())?;
+        Ok(true)
+    }
+}

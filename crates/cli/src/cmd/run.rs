@@ -1,0 +1,238 @@
+//! `leakscope run` and `leakscope attach`: a JVM with the leakscope agent, recording to a
+//! run store.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context};
+use clap::Args;
+
+use crate::exit::Exit;
+
+/// What the agent does, shared by `run` and `attach`.
+#[derive(Debug, Clone, Args)]
+pub struct AgentArgs {
+    /// Mean bytes allocated between two sampled allocations (JVMTI heap sampling interval).
+    #[arg(long, value_name = "SIZE", default_value = "256K", value_parser = crate::heap_series::parse_bytes)]
+    pub interval: u64,
+    /// Share of wall time heap walks may take, in percent (walks give the slice: what holds a growing class).
+    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    pub budget: f64,
+    /// Skip a walk predicted to stop the JVM longer than this (500ms, 2s); samples still rank classes.
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    pub max_pause: String,
+    /// Shortest time between two recorded snapshots of the sampled live volumes.
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    pub period: String,
+    /// Longest time without a walk while nothing grows.
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub walk_every: String,
+    /// Frames recorded per sample (the allocation site).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub depth: usize,
+    /// No heap walks at all: sampled live volumes only (no slices, no pauses).
+    #[arg(long)]
+    pub no_walks: bool,
+    /// Test only: panic inside a JVM callback (alloc, gc, walk) to show the JVM survives it.
+    #[arg(long, hide = true, value_name = "CALLBACK")]
+    pub test_panic: Option<String>,
+}
+
+impl AgentArgs {
+    /// The agent's option string (`key:value,...`; jcmd would take `key=value` for itself).
+    pub fn option_string(&self, out: &Path) -> anyhow::Result<String> {
+        let out = out.display().to_string();
+        if out.contains(',') {
+            bail!("the run store path {out:?} contains a comma, which separates agent options: choose another path");
+        }
+        let mut s = format!(
+            "out:{out},interval:{},budget:{},max_pause:{},period:{},walk_every:{},depth:{},walks:{}",
+            self.interval,
+            self.budget,
+            self.max_pause,
+            self.period,
+            self.walk_every,
+            self.depth,
+            if self.no_walks { "off" } else { "on" }
+        );
+        if let Some(p) = &self.test_panic {
+            s.push_str(&format!(",test_panic:{p}"));
+        }
+        // Let the agent's parser judge the values now, before a JVM starts with them.
+        agent::options::Options::parse(&s, 0).map_err(|e| anyhow::anyhow!(e))?;
+        Ok(s)
+    }
+}
+
+/// Start a Java program with the leakscope agent and record its run to a run store.
+///
+/// The agent samples allocations (about one per `--interval` bytes), follows each sample to
+/// its death, and records the estimated live bytes per class and allocation site after
+/// garbage collections; within `--budget` and `--max-pause` it also walks the heap to record
+/// which classes hold which (the slice). Read the store while the program runs or after it
+/// ends, with `leakscope growth RUN.db` or `leakscope top RUN.db`. The exit code is the
+/// program's own.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  leakscope run --out run.db -- java -Xmx2g -jar service.jar
+  leakscope run --out run.db --budget 0.5 --max-pause 200ms -- java -cp app.jar Main
+  leakscope run --out 'run-%p.db' -- ./gradlew test        # every JVM the script starts
+  leakscope growth run.db")]
+pub struct RunArgs {
+    /// The run store to write (`%p` stands for the JVM's process id).
+    #[arg(long, short, value_name = "RUN.db")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    /// The program: `java ARGS...`, or any command whose JVMs should carry the agent (through JAVA_TOOL_OPTIONS).
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// Load the leakscope agent into a running JVM (`jcmd PID JVMTI.agent_load`).
+///
+/// The agent records to the run store given with `--out` (default: leakscope-PID.db in the
+/// temporary directory) until the JVM exits; `leakscope top PID` and `leakscope growth
+/// RUN.db` read it meanwhile. Attaching twice keeps the first agent. The JVM must be run by
+/// the same user and allow dynamic agents (JDK 21+ prints a warning for them).
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  leakscope jvms
+  leakscope attach 12345 --out /var/tmp/service.db
+  leakscope top 12345")]
+pub struct AttachArgs {
+    /// Process id of the JVM (see `leakscope jvms`).
+    pub pid: u32,
+    /// The run store to write.
+    #[arg(long, short, value_name = "RUN.db")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub agent: AgentArgs,
+}
+
+/// The agent library: `LEAKSCOPE_AGENT`, or `libleakscope_agent.so` next to this binary.
+pub fn agent_library() -> anyhow::Result<PathBuf> {
+    if let Some(p) = std::env::var_os("LEAKSCOPE_AGENT") {
+        let p = PathBuf::from(p);
+        if !p.is_file() {
+            bail!("LEAKSCOPE_AGENT={} is not a file", p.display());
+        }
+        return Ok(p);
+    }
+    let exe = std::env::current_exe().context("cannot find the leakscope binary")?;
+    let dir = exe.parent().context("the leakscope binary has no directory")?;
+    // Test binaries live in target/*/deps, the library one level up.
+    for d in [dir, dir.parent().unwrap_or(dir)] {
+        let p = d.join("libleakscope_agent.so");
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    bail!(
+        "cannot find libleakscope_agent.so next to {}: build it with `cargo build --release` (it is built with the workspace) or set LEAKSCOPE_AGENT",
+        exe.display()
+    )
+}
+
+fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
+    if p.is_absolute() {
+        return Ok(p.to_path_buf());
+    }
+    Ok(std::env::current_dir().context("cannot read the current directory")?.join(p))
+}
+
+/// Runs `leakscope run`.
+pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
+    let lib = agent_library()?;
+    let out = absolute(&args.out)?;
+    let agentpath = format!("-agentpath:{}={}", lib.display(), args.agent.option_string(&out)?);
+    let program = &args.command[0];
+    let is_java = Path::new(program).file_name().is_some_and(|n| n == "java");
+    let mut cmd = Command::new(program);
+    if is_java {
+        cmd.arg(&agentpath).args(&args.command[1..]);
+    } else {
+        let mut opts = std::env::var("JAVA_TOOL_OPTIONS").unwrap_or_default();
+        if !opts.is_empty() {
+            opts.push(' ');
+        }
+        opts.push_str(&agentpath);
+        cmd.args(&args.command[1..]).env("JAVA_TOOL_OPTIONS", opts);
+    }
+    let status = cmd.status().with_context(|| format!("cannot start {program}"))?;
+    if out.is_file() {
+        eprintln!("leakscope: run store {}; read it with `leakscope growth {}`", out.display(), out.display());
+    } else if is_java {
+        eprintln!("leakscope: the program left no run store at {} (did the agent start?)", out.display());
+    }
+    let code = status.code().unwrap_or_else(|| {
+        use std::os::unix::process::ExitStatusExt;
+        128 + status.signal().unwrap_or(0)
+    });
+    if code != 0 {
+        std::process::exit(code);
+    }
+    Ok(Exit::Success)
+}
+
+/// Runs `leakscope attach`.
+pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
+    let lib = agent_library()?;
+    if !Path::new(&format!("/proc/{}", args.pid)).exists() {
+        bail!("no process {} (see `leakscope jvms`)", args.pid);
+    }
+    let out = match &args.out {
+        Some(o) => absolute(o)?,
+        None => agent::options::Options::defaults(args.pid).out,
+    };
+    let opts = args.agent.option_string(&out)?;
+    let pointer = agent::pointer_file(args.pid);
+    if has_agent(args.pid) {
+        let store = std::fs::read_to_string(&pointer).unwrap_or_else(|_| "an unknown run store".into());
+        println!("{} already has the leakscope agent, recording to {store}", args.pid);
+        return Ok(Exit::Success);
+    }
+    // A pointer left by an earlier JVM with the same pid would be mistaken for this one's.
+    let _ = std::fs::remove_file(&pointer);
+    let jcmd = jcmd_for(args.pid);
+    let output = Command::new(&jcmd)
+        .arg(args.pid.to_string())
+        .arg("JVMTI.agent_load")
+        .arg(&lib)
+        .arg(&opts)
+        .output()
+        .with_context(|| format!("cannot run {} (is a JDK installed?)", jcmd.display()))?;
+    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    if !output.status.success() || text.contains("Exception") || text.contains("error") {
+        bail!("jcmd could not load the agent into {}: {}", args.pid, text.trim());
+    }
+    // The agent's pointer file says where it records once it has started.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if let Ok(store) = std::fs::read_to_string(&pointer) {
+            println!("attached to {}: recording to {store}", args.pid);
+            println!("watch it with `leakscope top {}`; rank it with `leakscope growth {store}`", args.pid);
+            return Ok(Exit::Success);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    bail!("the agent loaded into {} but has not started recording (see the JVM's stderr)", args.pid)
+}
+
+/// Whether JVM `pid` has loaded the leakscope agent library.
+pub fn has_agent(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/maps")).is_ok_and(|m| m.contains("libleakscope_agent"))
+}
+
+/// `jcmd` of the JVM's own JDK when it can be found (`/proc/PID/exe`), else from PATH.
+fn jcmd_for(pid: u32) -> PathBuf {
+    if let Ok(java) = std::fs::read_link(format!("/proc/{pid}/exe")) {
+        if let Some(bin) = java.parent() {
+            let jcmd = bin.join("jcmd");
+            if jcmd.is_file() {
+                return jcmd;
+            }
+        }
+    }
+    PathBuf::from("jcmd")
+}
