@@ -43,6 +43,16 @@ pub fn source_name(signature: &str) -> String {
     heap::names::java_name(raw.as_bytes())
 }
 
+/// Sampling intervals a class must grow by before it can be a candidate.
+pub const SAMPLES_FOR_GROWTH: u64 = 8;
+
+/// The ranking options for sampled snapshots taken at mean sampling `interval`: a class's
+/// sampled volume moves in steps of about one interval and a count of samples is noisy
+/// (Poisson), so growth of fewer than [`SAMPLES_FOR_GROWTH`] intervals is not judged.
+pub fn sampled_options(base: &growth::Options, interval: u64) -> growth::Options {
+    growth::Options { min_growth_bytes: base.min_growth_bytes.max(SAMPLES_FOR_GROWTH * interval), ..*base }
+}
+
 /// Where the agent of JVM `pid` says its run store is: a one-line file per JVM in the
 /// temporary directory, so that `leakscope top PID` finds a store written to any path.
 pub fn pointer_file(pid: u32) -> std::path::PathBuf {

@@ -219,11 +219,8 @@ impl<'a> Worker<'a> {
         if self.recent.len() > RECENT {
             self.recent.remove(0);
         }
-        self.candidates = growth::analyze(&self.recent, &growth::Options::default(), &[])
-            .candidates
-            .into_iter()
-            .map(|c| c.class)
-            .collect();
+        let opts = crate::sampled_options(&growth::Options::default(), u64::from(a.opts.interval));
+        self.candidates = growth::analyze(&self.recent, &opts, &[]).candidates.into_iter().map(|c| c.class).collect();
         Ok(())
     }
 

@@ -1,5 +1,6 @@
 //! Integration tests of the `leakscope` binary, one module per area.
 
+mod agent;
 mod bad_input;
 mod fixture;
 mod growth;

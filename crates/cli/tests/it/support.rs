@@ -10,6 +10,25 @@ pub fn leakscope(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_leakscope")).args(args).output().expect("run leakscope")
 }
 
+/// Builds the agent library next to the `leakscope` binary, where `run` and `attach` look for
+/// it: `cargo test` builds a cdylib only for its own package's tests, not for a dependent's.
+pub fn build_agent() {
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let exe = Path::new(env!("CARGO_BIN_EXE_leakscope"));
+        let profile_dir = exe.parent().unwrap();
+        let release = profile_dir.file_name().is_some_and(|n| n == "release");
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["build", "-q", "-p", "leakscope-agent"]);
+        if release {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("cargo build -p leakscope-agent");
+        assert!(status.success(), "cannot build the agent library");
+        assert!(profile_dir.join("libleakscope_agent.so").is_file());
+    });
+}
+
 /// Writes `bytes` to a temporary file and returns its path (kept alive by the returned dir).
 pub fn temp_dump(bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -98,6 +117,29 @@ pub struct Jvm {
 }
 
 impl Jvm {
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits up to `timeout` for it to exit; its status, or None if it still runs.
+    pub fn wait(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+
+    /// Kills it with SIGKILL, as `kill -9` does.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Runs `jcmd PID ARGS...` and returns its stdout.
     pub fn jcmd(&self, args: &[&str]) -> String {
         let out = self.jdk.tool("jcmd").arg(self.child.id().to_string()).args(args).output().expect("jcmd");

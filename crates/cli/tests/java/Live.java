@@ -6,7 +6,7 @@ import java.util.concurrent.*;
  * collector runs), and either leaks in one way or does not.
  *
  * Usage: java Live SCENARIO SECONDS
- * Prints "ready" once running (for attach), and "done N" at the end.
+ * Prints "READY" once running (for attach), and "done N" at the end.
  */
 public class Live {
     // "map": sessions of logged-out users are never removed.
@@ -41,12 +41,12 @@ public class Live {
     }
 
     // "cache": an LRU cache that fills during warm-up and then stays full.
-    static final class Entry {
+    static final class Cached {
         final byte[] value = new byte[256];
     }
     static final int CACHE_SIZE = 20_000;
-    static final Map<Integer, Entry> CACHE = new LinkedHashMap<>(16, 0.75f, true) {
-        @Override protected boolean removeEldestEntry(Map.Entry<Integer, Entry> e) { return size() > CACHE_SIZE; }
+    static final Map<Integer, Cached> CACHE = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override protected boolean removeEldestEntry(Map.Entry<Integer, Cached> e) { return size() > CACHE_SIZE; }
     };
 
     static volatile Object sink;
@@ -57,7 +57,7 @@ public class Live {
         ExecutorService pool = Executors.newFixedThreadPool(2);
         Random rnd = new Random(42);
         List<Job> working = new ArrayList<>();
-        System.out.println("ready");
+        System.out.println("READY");
         System.out.flush();
         long end = System.nanoTime() + seconds * 1_000_000_000L;
         long i = 0;
@@ -98,7 +98,7 @@ public class Live {
                 case "cache":
                     for (int k = 0; k < 40; k++) {
                         int key = rnd.nextInt(200_000);
-                        CACHE.computeIfAbsent(key, x -> new Entry());
+                        CACHE.computeIfAbsent(key, x -> new Cached());
                     }
                     break;
                 default:

@@ -1,0 +1,253 @@
+//! The JVMTI agent end to end: Java programs that leak and programs that do not, recorded
+//! with `leakscope run` or `leakscope attach`, ranked with `leakscope growth RUN.db`.
+//!
+//! The programs run for some seconds with a steady churn of garbage, on G1, Parallel and
+//! Serial, on JDK 17 and (when installed) JDK 25. The walk budget is raised above the
+//! default so that a short test gets enough walks; overhead is measured by
+//! `benches/agent-overhead.sh`, not here.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::{build_agent, leakscope, Jdk};
+
+/// Seconds each program runs.
+const SECONDS: &str = "24";
+/// Agent options for short runs: more samples and walks than the defaults.
+const TEST_AGENT: [&str; 6] = ["--budget", "20", "--period", "300ms", "--interval", "64K"];
+
+fn jdk_for(version: u32) -> Option<Jdk> {
+    match version {
+        25 => Jdk::jdk25(),
+        _ => Some(Jdk::default_jdk()),
+    }
+}
+
+fn compiled(jdk: &Jdk) -> tempfile::TempDir {
+    build_agent();
+    let dir = tempfile::tempdir().unwrap();
+    jdk.compile("Live", dir.path());
+    dir
+}
+
+/// Runs `Live SCENARIO` under `leakscope run` with `gc` (a -XX flag); returns the run store.
+fn run(jdk: &Jdk, dir: &Path, scenario: &str, gc: &str, extra: &[&str]) -> PathBuf {
+    let db = dir.join(format!("{scenario}.db"));
+    let java = jdk.bin.join("java");
+    let mut args = vec!["run", "--out", db.to_str().unwrap()];
+    args.extend_from_slice(&TEST_AGENT);
+    args.extend_from_slice(extra);
+    args.extend([
+        "--",
+        java.to_str().unwrap(),
+        "-Xmx160m",
+        gc,
+        "-cp",
+        dir.to_str().unwrap(),
+        "Live",
+        scenario,
+        SECONDS,
+    ]);
+    let out = leakscope(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "Live {scenario} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("done"), "Live {scenario} did not finish: {stdout}");
+    db
+}
+
+/// Starts `Live SCENARIO`, attaches the agent once it runs, and waits for the end.
+fn attach(jdk: &Jdk, dir: &Path, scenario: &str, gc: &str) -> PathBuf {
+    let db = dir.join(format!("{scenario}-attached.db"));
+    let mut jvm = jdk.start_with_args(dir, "Live", &["-Xmx160m", gc], &[scenario, SECONDS]);
+    let pid = jvm.pid().to_string();
+    let mut args = vec!["attach", &pid, "--out", db.to_str().unwrap()];
+    args.extend_from_slice(&TEST_AGENT);
+    let out = leakscope(&args);
+    assert!(out.status.success(), "attach failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("recording to"));
+    // Attaching again keeps the running agent.
+    let again = leakscope(&["attach", &pid]);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("already has the leakscope agent"));
+    let status = jvm.wait(Duration::from_secs(120)).expect("Live did not end");
+    assert!(status.success());
+    db
+}
+
+fn growth(db: &Path) -> Value {
+    let out = leakscope(&["growth", db.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+fn names(v: &Value) -> Vec<String> {
+    v.as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_owned()).collect()
+}
+
+fn candidates(report: &Value) -> Vec<String> {
+    report["candidates"].as_array().unwrap().iter().map(|c| c["class"].as_str().unwrap().to_owned()).collect()
+}
+
+/// As for dumps: the leaking class is the first candidate, or in its slice, or the first
+/// candidate is in the leaking class's slice (the same data structure); and that structure's
+/// slice names `holder`.
+fn assert_found(report: &Value, leaking: &str, holder: &str) {
+    let first = &report["candidates"][0];
+    assert!(!first.is_null(), "no candidate; notes: {}", report["notes"]);
+    let slice_of = |c: &Value| names(&c["slice"]["classes"]);
+    let leak = report["candidates"].as_array().unwrap().iter().find(|c| c["class"] == leaking);
+    let first_slice = slice_of(first);
+    let leak_slice = leak.map(slice_of).unwrap_or_default();
+    let first_class = first["class"].as_str().unwrap().to_owned();
+    assert!(
+        first["class"] == leaking || first_slice.iter().any(|c| c == leaking) || leak_slice.contains(&first_class),
+        "{leaking} is neither first, nor in its slice, nor held by it: candidates {:?}, slice {first_slice:?}",
+        candidates(report)
+    );
+    assert!(
+        first_slice.iter().chain(&leak_slice).any(|c| c == holder),
+        "the slices do not name {holder}: {first_slice:?} / {leak_slice:?}"
+    );
+    let sites: Vec<&Value> =
+        [first, leak.unwrap_or(first)].into_iter().flat_map(|c| c["allocation_sites"].as_array().unwrap()).collect();
+    assert!(sites.iter().any(|s| s.as_str().unwrap().contains("Live")), "no allocation site in Live: {sites:?}");
+    let snapshots = report["snapshots"].as_array().unwrap();
+    assert!(snapshots.len() >= 4, "only {} snapshots", snapshots.len());
+}
+
+fn assert_nothing(report: &Value) {
+    assert!(report["candidates"].as_array().unwrap().is_empty(), "candidates: {:?}", candidates(report));
+    assert!(report["snapshots"].as_array().unwrap().len() >= 4);
+}
+
+#[test]
+fn run_finds_a_map_never_cleaned_on_g1() {
+    let jdk = Jdk::default_jdk();
+    let dir = compiled(&jdk);
+    let db = run(&jdk, dir.path(), "map", "-XX:+UseG1GC", &[]);
+    assert_found(&growth(&db), "Live$Session", "class Live$SessionStore");
+}
+
+#[test]
+fn run_finds_listeners_never_removed_on_parallel() {
+    let jdk = Jdk::default_jdk();
+    let dir = compiled(&jdk);
+    let db = run(&jdk, dir.path(), "listeners", "-XX:+UseParallelGC", &[]);
+    assert_found(&growth(&db), "Live$Widget", "class Live$EventBus");
+}
+
+#[test]
+fn run_finds_thread_local_accumulation_on_jdk25() {
+    let Some(jdk) = jdk_for(25).or_else(|| jdk_for(17)) else { return };
+    let dir = compiled(&jdk);
+    let db = run(&jdk, dir.path(), "threadlocal", "-XX:+UseG1GC", &[]);
+    assert_found(&growth(&db), "Live$Trace", "java.lang.Thread");
+}
+
+#[test]
+fn run_reports_nothing_for_a_fluctuating_working_set_on_serial() {
+    let jdk = Jdk::default_jdk();
+    let dir = compiled(&jdk);
+    let db = run(&jdk, dir.path(), "steady", "-XX:+UseSerialGC", &[]);
+    assert_nothing(&growth(&db));
+}
+
+#[test]
+fn run_reports_nothing_for_a_cache_that_filled_up() {
+    let jdk = Jdk::default_jdk();
+    let dir = compiled(&jdk);
+    let db = run(&jdk, dir.path(), "cache", "-XX:+UseG1GC", &[]);
+    assert_nothing(&growth(&db));
+}
+
+#[test]
+fn attach_finds_a_map_never_cleaned_on_jdk25() {
+    let Some(jdk) = jdk_for(25).or_else(|| jdk_for(17)) else { return };
+    let dir = compiled(&jdk);
+    let db = attach(&jdk, dir.path(), "map", "-XX:+UseParallelGC");
+    assert_found(&growth(&db), "Live$Session", "class Live$SessionStore");
+}
+
+#[test]
+fn attach_reports_nothing_for_a_cache_that_filled_up() {
+    let jdk = Jdk::default_jdk();
+    let dir = compiled(&jdk);
+    let db = attach(&jdk, dir.path(), "cache", "-XX:+UseG1GC");
+    assert_nothing(&growth(&db));
+}
+
+#[test]
+fn kill_9_leaves_a_readable_run_store() {
+    let jdk = Jdk::default_jdk();
+    let dir = compiled(&jdk);
+    let db = dir.path().join("killed.db");
+    let mut jvm = jdk.start_with_args(dir.path(), "Live", &["-Xmx160m"], &["map", "600"]);
+    let pid = jvm.pid().to_string();
+    let mut args = vec!["attach", &pid, "--out", db.to_str().unwrap()];
+    args.extend_from_slice(&TEST_AGENT);
+    assert!(leakscope(&args).status.success());
+    std::thread::sleep(Duration::from_secs(6));
+    // While it runs, `top` reads the store by pid.
+    let top = leakscope(&["top", &pid, "--json"]);
+    assert!(top.status.success(), "{}", String::from_utf8_lossy(&top.stderr));
+    let view: Value = serde_json::from_slice(&top.stdout).unwrap();
+    assert_eq!(view["status"], "running");
+    assert!(view["classes"].as_array().unwrap().iter().any(|c| c["name"] == "Live$Session"));
+    jvm.kill9();
+    let report = growth(&db);
+    assert!(!report["snapshots"].as_array().unwrap().is_empty());
+    let text = leakscope(&["top", db.to_str().unwrap(), "--once"]);
+    assert!(text.status.success());
+    assert!(String::from_utf8_lossy(&text.stdout).contains("Live$Session"));
+}
+
+#[test]
+fn a_panic_in_any_callback_disables_the_agent_and_the_jvm_goes_on() {
+    let jdk = Jdk::default_jdk();
+    let dir = compiled(&jdk);
+    for callback in ["alloc", "gc", "walk"] {
+        let db = dir.path().join(format!("panic-{callback}.db"));
+        let java = jdk.bin.join("java");
+        let out = leakscope(&[
+            "run",
+            "--out",
+            db.to_str().unwrap(),
+            "--budget",
+            "50",
+            "--test-panic",
+            callback,
+            "--",
+            java.to_str().unwrap(),
+            "-Xmx64m",
+            "-cp",
+            dir.path().to_str().unwrap(),
+            "Live",
+            "steady",
+            "4",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{callback}: the JVM failed: {stderr}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("done"), "{callback}: the program did not finish");
+        assert!(stderr.contains("the agent is now disabled"), "{callback}: {stderr}");
+        let report = growth(&db);
+        let notes = report["notes"].to_string();
+        assert!(notes.contains("disabled"), "{callback}: {notes}");
+    }
+}
+
+#[test]
+fn bad_agent_options_and_targets_are_clear_errors() {
+    build_agent();
+    let out = leakscope(&["run", "--out", "/tmp/x.db", "--max-pause", "soon", "--", "java", "-version"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("max_pause"));
+    let out = leakscope(&["top", "not-a-pid"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = leakscope(&["attach", "999999999"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no process"));
+    let out = leakscope(&["jvms", "--json"]);
+    assert!(out.status.success());
+    let _: Value = serde_json::from_slice(&out.stdout).unwrap();
+}
