@@ -149,6 +149,9 @@ fn root_kind(kind: u32) -> &'static str {
 }
 
 struct State<'h> {
+    deadline: Instant,
+    calls: u64,
+    aborted: bool,
     holders: &'h mut Holders,
     seen_samples: Vec<u32>,
     nodes: Vec<Node>,
@@ -181,17 +184,35 @@ pub struct Walk {
     pub seen_samples: Vec<u32>,
 }
 
-/// Walks the heap of `env`; `names` names class ids; `referent_index` is the JVMTI field
-/// index of `Reference.referent`; `holders` carries tagged containers from walk to walk.
+/// Callbacks between two looks at the clock.
+const CLOCK_EVERY: u64 = 4096;
+
+/// A walk that reached its pause limit and stopped, unfinished.
+#[derive(Debug, Clone, Copy)]
+pub struct Aborted {
+    /// How long it stopped the JVM.
+    pub pause: Duration,
+    /// Objects it had reached.
+    pub objects: u64,
+}
+
+/// Walks the heap of `env`, stopping at `max_pause`; `names` names class ids;
+/// `referent_index` is the JVMTI field index of `Reference.referent`; `holders` carries
+/// tagged containers from walk to walk.
 pub fn walk(
     env: Env,
     names: impl Fn() -> Vec<String>,
     referent_index: Option<Jint>,
     holders: &mut Holders,
+    max_pause: Duration,
     panic_for_test: bool,
-) -> JResult<Walk> {
+) -> JResult<Result<Walk, Aborted>> {
     holders.walks += 1;
+    let start = Instant::now();
     let mut state = State {
+        deadline: start + max_pause,
+        calls: 0,
+        aborted: false,
         holders,
         seen_samples: Vec::new(),
         nodes: Vec::new(),
@@ -208,18 +229,20 @@ pub fn walk(
         string_primitive_value: std::ptr::null(),
         reserved: [std::ptr::null(); 10],
     };
-    let start = Instant::now();
     env.follow_references(&callbacks, (&mut state as *mut State).cast())?;
     let pause = start.elapsed();
     if state.panicked {
         return Err(crate::jvmti::JvmtiError(113));
+    }
+    if state.aborted {
+        return Ok(Err(Aborted { pause, objects: state.nodes.iter().map(|n| n.count).sum() }));
     }
     let names = names();
     let summary = summarise(&state, &names);
     let mut seen_samples = std::mem::take(&mut state.seen_samples);
     seen_samples.sort_unstable();
     seen_samples.dedup();
-    Ok(Walk { summary, pause, holders: state.holders.chains(&names), seen_samples })
+    Ok(Ok(Walk { summary, pause, holders: state.holders.chains(&names), seen_samples }))
 }
 
 fn summarise(state: &State, names: &[String]) -> HeapSummary {
@@ -276,8 +299,14 @@ unsafe extern "C" fn on_reference(
 ) -> Jint {
     // SAFETY: `user_data` is the `State` that `walk` passed and outlives the walk.
     let state = unsafe { &mut *user_data.cast::<State>() };
-    if state.panicked {
-        return 0;
+    if state.panicked || state.aborted {
+        return crate::jvmti::VISIT_ABORT;
+    }
+    state.calls += 1;
+    if state.calls % CLOCK_EVERY == 0 && Instant::now() > state.deadline {
+        // The pause limit holds whatever the prediction said.
+        state.aborted = true;
+        return crate::jvmti::VISIT_ABORT;
     }
     // SAFETY: `info` points at the reference info of this kind when not null.
     let index = if info.is_null() { -1 } else { unsafe { *info } };

@@ -13,10 +13,10 @@ use crate::{disable, events_off, events_on, Agent, AGENT};
 
 /// Sampled snapshots the online ranking looks at.
 const RECENT: usize = 64;
-/// Walk cost assumed before the first walk is measured (measured here: 100–115 ns per object).
+/// Walk cost assumed before the first walk is measured: 100–115 ns per object on small
+/// objects (issue 5), 370 ns on `benches/java/AllocHeavy.java` with its tags. A walk that
+/// takes longer stops at `max_pause` and measures the rate.
 const FIRST_NS_PER_OBJECT: f64 = 115.0;
-/// Mean object size assumed before the first walk.
-const FIRST_BYTES_PER_OBJECT: f64 = 40.0;
 /// Sampled snapshots are recorded at least this often even without collections (ZGC posts
 /// no collection events; an idle JVM collects rarely).
 const IDLE_PERIOD: Duration = Duration::from_secs(10);
@@ -43,7 +43,6 @@ struct Worker<'a> {
     walk_spent: Duration,
     last_walk: Option<(Instant, u64, f64)>,
     ns_per_object: f64,
-    bytes_per_object: f64,
     last_skip_note: Option<Instant>,
 }
 
@@ -122,7 +121,6 @@ impl<'a> Worker<'a> {
             walk_spent: Duration::ZERO,
             last_walk: None,
             ns_per_object: FIRST_NS_PER_OBJECT,
-            bytes_per_object: FIRST_BYTES_PER_OBJECT,
             last_skip_note: None,
         })
     }
@@ -254,11 +252,13 @@ impl<'a> Worker<'a> {
     fn maybe_walk(&mut self, gc: u64) -> Result<bool, String> {
         let a = self.a;
         let live_bytes = self.recent.last().map_or(0, |s| s.total_bytes) as f64;
+        // Sampled live objects count dead ones not yet collected too: a prediction on the safe side.
+        let live_objects = self.recent.last().map_or(0, |s| s.total_instances) as f64;
         let objects = match self.last_walk {
             Some((_, objects, live_then)) if live_then > 0.0 => {
                 objects as f64 * (live_bytes / live_then).clamp(0.25, 4.0)
             }
-            _ => live_bytes / self.bytes_per_object,
+            _ => live_objects,
         };
         let predicted = Duration::from_secs_f64(objects * self.ns_per_object * 1e-9);
         let wanted = self.walks < FIRST_WALKS
@@ -295,9 +295,24 @@ impl<'a> Worker<'a> {
             || a.classes.names(),
             self.referent_index,
             &mut self.holders,
+            a.opts.max_pause,
             a.panics_in("walk"),
         ) {
-            Ok(w) => w,
+            Ok(Ok(w)) => w,
+            Ok(Err(aborted)) => {
+                self.walk_spent += aborted.pause;
+                if aborted.objects > 0 {
+                    self.ns_per_object = aborted.pause.as_nanos() as f64 / aborted.objects as f64;
+                }
+                let msg = format!(
+                    "heap walk stopped at max_pause {:.2} s after {} objects (predicted {:.2} s); the walk rate is now measured for the next predictions",
+                    a.opts.max_pause.as_secs_f64(),
+                    aborted.objects,
+                    predicted.as_secs_f64()
+                );
+                self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
+                return Ok(false);
+            }
             Err(e) if e.0 == 113 => return Err("internal error (panic) in a heap walk callback".into()),
             Err(e) => {
                 self.store.event(now_ms(), &format!("heap walk failed: {e}")).map_err(|e| e.to_string())?;
@@ -313,7 +328,6 @@ impl<'a> Worker<'a> {
         self.walk_spent += walk.pause;
         if summary.total_instances > 0 {
             self.ns_per_object = walk.pause.as_nanos() as f64 / summary.total_instances as f64;
-            self.bytes_per_object = summary.total_bytes as f64 / summary.total_instances as f64;
         }
         self.last_walk = Some((Instant::now(), summary.total_instances, live_bytes));
         self.store.write_walk(&summary, walk.pause.as_secs_f64() * 1000.0, &walk.holders).map_err(|e| e.to_string())?;

@@ -9,27 +9,28 @@ use clap::Args;
 
 use crate::exit::Exit;
 
-/// What the agent does, shared by `run` and `attach`.
+/// What the agent does, shared by `run` and `attach`. Unset options take the agent's
+/// defaults (`agent::options::Options::defaults`), shown here in the help.
 #[derive(Debug, Clone, Args)]
 pub struct AgentArgs {
-    /// Mean bytes allocated between two sampled allocations (JVMTI heap sampling interval).
-    #[arg(long, value_name = "SIZE", default_value = "256K", value_parser = crate::heap_series::parse_bytes)]
-    pub interval: u64,
-    /// Share of wall time heap walks may take, in percent (walks give the slice: what holds a growing class).
-    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
-    pub budget: f64,
-    /// Skip a walk predicted to stop the JVM longer than this (500ms, 2s); samples still rank classes.
-    #[arg(long, value_name = "DURATION", default_value = "1s")]
-    pub max_pause: String,
-    /// Shortest time between two recorded snapshots of the sampled live volumes.
-    #[arg(long, value_name = "DURATION", default_value = "1s")]
-    pub period: String,
-    /// Longest time without a walk while nothing grows.
-    #[arg(long, value_name = "DURATION", default_value = "10m")]
-    pub walk_every: String,
-    /// Frames recorded per sample (the allocation site).
-    #[arg(long, value_name = "N", default_value_t = 4)]
-    pub depth: usize,
+    /// Mean bytes allocated between two sampled allocations (JVMTI heap sampling interval) [default: 256K].
+    #[arg(long, value_name = "SIZE")]
+    pub interval: Option<String>,
+    /// Share of wall time heap walks may take, in percent; walks give the slice, what holds a growing class [default: 1].
+    #[arg(long, value_name = "PERCENT")]
+    pub budget: Option<String>,
+    /// Skip a walk predicted to stop the JVM longer than this (500ms, 2s); samples still rank classes [default: 1s].
+    #[arg(long, value_name = "DURATION")]
+    pub max_pause: Option<String>,
+    /// Shortest time between two recorded snapshots of the sampled live volumes [default: 1s].
+    #[arg(long, value_name = "DURATION")]
+    pub period: Option<String>,
+    /// Longest time without a walk while nothing grows [default: 1m].
+    #[arg(long, value_name = "DURATION")]
+    pub walk_every: Option<String>,
+    /// Frames recorded per sample, the allocation site [default: 4].
+    #[arg(long, value_name = "N")]
+    pub depth: Option<String>,
     /// No heap walks at all: sampled live volumes only (no slices, no pauses).
     #[arg(long)]
     pub no_walks: bool,
@@ -45,22 +46,39 @@ impl AgentArgs {
         if out.contains(',') {
             bail!("the run store path {out:?} contains a comma, which separates agent options: choose another path");
         }
-        let mut s = format!(
-            "out:{out},interval:{},budget:{},max_pause:{},period:{},walk_every:{},depth:{},walks:{}",
-            self.interval,
-            self.budget,
-            self.max_pause,
-            self.period,
-            self.walk_every,
-            self.depth,
-            if self.no_walks { "off" } else { "on" }
-        );
-        if let Some(p) = &self.test_panic {
-            s.push_str(&format!(",test_panic:{p}"));
+        let mut items = vec![format!("out:{out}")];
+        let given = [
+            ("interval", &self.interval),
+            ("budget", &self.budget),
+            ("max_pause", &self.max_pause),
+            ("period", &self.period),
+            ("walk_every", &self.walk_every),
+            ("depth", &self.depth),
+            ("test_panic", &self.test_panic),
+        ];
+        for (key, value) in given {
+            if let Some(v) = value {
+                if v.contains(',') {
+                    bail!("--{} {v:?}: a value cannot contain a comma", key.replace('_', "-"));
+                }
+                items.push(format!("{key}:{v}"));
+            }
         }
+        if self.no_walks {
+            items.push("walks:off".into());
+        }
+        let s = items.join(",");
         // Let the agent's parser judge the values now, before a JVM starts with them.
-        agent::options::Options::parse(&s, 0).map_err(|e| anyhow::anyhow!(e))?;
+        agent::options::Options::parse(&s, 0).map_err(|e| anyhow::anyhow!(flag_names(&e)))?;
         Ok(s)
+    }
+}
+
+/// The agent's message with its option names as this command's flags (`max_pause` → `--max-pause`).
+fn flag_names(message: &str) -> String {
+    match (message.strip_prefix("option `"), message.find("`:")) {
+        (Some(_), Some(end)) => format!("--{}{}", message[8..end].replace('_', "-"), &message[end + 1..]),
+        _ => message.to_string(),
     }
 }
 

@@ -241,7 +241,7 @@ fn bad_agent_options_and_targets_are_clear_errors() {
     build_agent();
     let out = leakscope(&["run", "--out", "/tmp/x.db", "--max-pause", "soon", "--", "java", "-version"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("max_pause"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--max-pause: `soon` is not a duration"));
     let out = leakscope(&["top", "not-a-pid"]);
     assert_eq!(out.status.code(), Some(2));
     let out = leakscope(&["attach", "999999999"]);
