@@ -23,6 +23,8 @@ const IDLE_PERIOD: Duration = Duration::from_secs(10);
 /// Walks taken whenever the budget allows, before any candidate: their exact snapshots are
 /// the clean series the ranking prefers.
 const FIRST_WALKS: u64 = 4;
+/// A walk predicted to exceed max_pause is still tried this often (it stops at max_pause).
+const RETRY_AFTER: Duration = Duration::from_secs(600);
 /// Sites recorded per sampled snapshot, most live bytes first.
 const MAX_SITES: usize = 500;
 
@@ -44,6 +46,7 @@ struct Worker<'a> {
     last_walk: Option<(Instant, u64, f64)>,
     ns_per_object: f64,
     last_skip_note: Option<Instant>,
+    last_try: Option<Instant>,
 }
 
 /// The worker's body.
@@ -122,6 +125,7 @@ impl<'a> Worker<'a> {
             last_walk: None,
             ns_per_object: FIRST_NS_PER_OBJECT,
             last_skip_note: None,
+            last_try: None,
         })
     }
 
@@ -267,7 +271,11 @@ impl<'a> Worker<'a> {
         if !wanted {
             return Ok(false);
         }
-        if predicted > a.opts.max_pause {
+        // A walk stops at max_pause, so trying costs at most that: the first try happens
+        // whatever the prediction (sampled counts include garbage a walk never visits), and a
+        // try every RETRY_AFTER keeps a stale prediction from ruling walks out forever.
+        let may_try = self.last_try.map_or(true, |t| t.elapsed() >= RETRY_AFTER);
+        if predicted > a.opts.max_pause && !may_try {
             if self.last_skip_note.map_or(true, |t| t.elapsed() >= Duration::from_secs(600)) {
                 self.last_skip_note = Some(Instant::now());
                 let msg = format!(
@@ -280,9 +288,10 @@ impl<'a> Worker<'a> {
             return Ok(false);
         }
         let allowed = a.started.elapsed().as_secs_f64() * a.opts.budget_percent / 100.0;
-        if (self.walk_spent + predicted).as_secs_f64() > allowed {
+        if (self.walk_spent + predicted.min(a.opts.max_pause)).as_secs_f64() > allowed {
             return Ok(false);
         }
+        self.last_try = Some(Instant::now());
         if !self.jni.push_local_frame(64) {
             return Ok(false);
         }

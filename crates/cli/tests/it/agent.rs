@@ -90,8 +90,8 @@ fn candidates(report: &Value) -> Vec<String> {
 }
 
 /// As for dumps: the leaking class is the first candidate, or in its slice, or the first
-/// candidate is in the leaking class's slice (the same data structure); and that structure's
-/// slice names `holder`.
+/// candidate is in the leaking class's slice, or both grow in the same containers (a map's
+/// keys and values); and that structure's slice names `holder`.
 fn assert_found(report: &Value, leaking: &str, holder: &str) {
     let first = &report["candidates"][0];
     assert!(!first.is_null(), "no candidate; notes: {}", report["notes"]);
@@ -100,9 +100,13 @@ fn assert_found(report: &Value, leaking: &str, holder: &str) {
     let first_slice = slice_of(first);
     let leak_slice = leak.map(slice_of).unwrap_or_default();
     let first_class = first["class"].as_str().unwrap().to_owned();
+    let same_structure = leak.is_some_and(|l| l["same_structure_as"] == first["class"]);
     assert!(
-        first["class"] == leaking || first_slice.iter().any(|c| c == leaking) || leak_slice.contains(&first_class),
-        "{leaking} is neither first, nor in its slice, nor held by it: candidates {:?}, slice {first_slice:?}",
+        first["class"] == leaking
+            || first_slice.iter().any(|c| c == leaking)
+            || leak_slice.contains(&first_class)
+            || same_structure,
+        "{leaking} is neither first, nor in its slice, nor held by it, nor in its structure: candidates {:?}, slice {first_slice:?}",
         candidates(report)
     );
     assert!(
@@ -195,6 +199,9 @@ fn kill_9_leaves_a_readable_run_store() {
     assert_eq!(view["status"], "running");
     assert!(view["classes"].as_array().unwrap().iter().any(|c| c["name"] == "Live$Session"));
     jvm.kill9();
+    let both = leakscope(&["growth", db.to_str().unwrap(), db.to_str().unwrap()]);
+    assert_eq!(both.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&both.stderr).contains("give it alone"));
     let report = growth(&db);
     assert!(!report["snapshots"].as_array().unwrap().is_empty());
     let text = leakscope(&["top", db.to_str().unwrap(), "--once"]);
