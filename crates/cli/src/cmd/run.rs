@@ -180,6 +180,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     let status = cmd.status().with_context(|| format!("cannot start {program}"))?;
     if out.is_file() {
         eprintln!("leakscope: run store {}; read it with `leakscope growth {}`", out.display(), out.display());
+    } else if out.display().to_string().contains("%p") {
+        eprintln!("leakscope: run stores at {} (%p is each JVM's process id)", out.display());
     } else if is_java {
         eprintln!("leakscope: the program left no run store at {} (did the agent start?)", out.display());
     }
