@@ -36,15 +36,7 @@ pub use summary::{statics_of, ClassVolume, EdgeVolume, HeapSummary};
 /// `explain` names classes whose verdict to report whatever it is.
 pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> report::GrowthReport {
     let series = Series::new(summaries);
-    let mut holders: slice::Holders<'_> = FxHashMap::default();
-    for (i, e) in series.edges.iter().enumerate() {
-        if let Some(g) = ranking::edge_grows(&e.bytes, &series.totals, o) {
-            holders.entry(e.to.as_str()).or_default().push((i, g));
-        }
-    }
-    for list in holders.values_mut() {
-        list.sort_by_key(|b| std::cmp::Reverse(b.1));
-    }
+    let holders = slice::growing_holders(&series, o);
     let mut candidates: Vec<report::Candidate> = series
         .classes
         .iter()
@@ -139,35 +131,10 @@ pub fn analyze_run(
         return report;
     }
     let series = Series::new(walks);
-    let mut holders: slice::Holders<'_> = FxHashMap::default();
-    if walks.len() >= 2 {
-        for (i, e) in series.edges.iter().enumerate() {
-            if let Some(g) = ranking::edge_grows(&e.bytes, &series.totals, o) {
-                holders.entry(e.to.as_str()).or_default().push((i, g));
-            }
-        }
-    }
+    let holders = if walks.len() >= 2 { slice::growing_holders(&series, o) } else { FxHashMap::default() };
     let growing = !holders.is_empty();
-    if !growing {
-        // One walk (or edges that did not grow between walks): the biggest referrers of each
-        // class in the last walk, those holding at least a quarter of its biggest edge.
-        let mut by_to: FxHashMap<&str, Vec<(usize, u64)>> = FxHashMap::default();
-        for (i, e) in series.edges.iter().enumerate() {
-            let last = e.bytes.last().copied().unwrap_or(0);
-            if last > 0 {
-                by_to.entry(e.to.as_str()).or_default().push((i, last));
-            }
-        }
-        for (to, mut list) in by_to {
-            list.sort_by_key(|b| std::cmp::Reverse(b.1));
-            let top = list[0].1;
-            list.retain(|b| b.1 * 4 >= top);
-            holders.insert(to, list);
-        }
-    }
-    for list in holders.values_mut() {
-        list.sort_by_key(|b| std::cmp::Reverse(b.1));
-    }
+    // One walk (or edges that did not grow between walks): the heaviest referrers instead.
+    let holders = if growing { holders } else { slice::heaviest_holders(&series) };
     for c in &mut report.candidates {
         if !walks.is_empty() {
             c.slice = slice::slice(&series, &holders, &c.class);

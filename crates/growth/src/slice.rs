@@ -14,6 +14,38 @@ const MAX_EDGES: usize = 160;
 /// Growing edges by referent class: `to` → `(edge index, growth bytes)`.
 pub(crate) type Holders<'a> = FxHashMap<&'a str, Vec<(usize, u64)>>;
 
+/// The growing edges of `series` by referent class, most growth first.
+pub(crate) fn growing_holders<'a>(series: &'a Series, o: &crate::Options) -> Holders<'a> {
+    let mut holders: Holders<'a> = FxHashMap::default();
+    for (i, e) in series.edges.iter().enumerate() {
+        if let Some(g) = crate::ranking::edge_grows(&e.bytes, &series.totals, o) {
+            holders.entry(e.to.as_str()).or_default().push((i, g));
+        }
+    }
+    for list in holders.values_mut() {
+        list.sort_by_key(|b| std::cmp::Reverse(b.1));
+    }
+    holders
+}
+
+/// For each referent class, its biggest referrers in the last heap: those holding at least a
+/// quarter of its biggest edge, biggest first (with their bytes in place of growth).
+pub(crate) fn heaviest_holders(series: &Series) -> Holders<'_> {
+    let mut holders: Holders<'_> = FxHashMap::default();
+    for (i, e) in series.edges.iter().enumerate() {
+        let last = e.bytes.last().copied().unwrap_or(0);
+        if last > 0 {
+            holders.entry(e.to.as_str()).or_default().push((i, last));
+        }
+    }
+    for list in holders.values_mut() {
+        list.sort_by_key(|b| std::cmp::Reverse(b.1));
+        let top = list[0].1;
+        list.retain(|b| b.1 * 4 >= top);
+    }
+    holders
+}
+
 /// The slice of `candidate` over the growing `holders`.
 pub(crate) fn slice(series: &Series, holders: &Holders<'_>, candidate: &str) -> report::Slice {
     let mut classes = vec![candidate.to_string()];
