@@ -196,16 +196,16 @@ impl Sampler {
         t.site_class.iter().copied().zip(t.by_site.iter().copied()).collect()
     }
 
-    /// Frames of the sites from `from` on, in site id order.
-    pub fn site_keys_from(&self, from: usize) -> Vec<SiteKey> {
+    /// The class and frames of each site from id `from` on, in site id order.
+    pub fn sites_from(&self, from: usize) -> Vec<(u32, SiteKey)> {
         let t = self.table.lock().unwrap_or_else(|p| p.into_inner());
-        let mut keys = vec![Vec::new(); t.site_class.len().saturating_sub(from)];
+        let mut out: Vec<(u32, SiteKey)> = t.site_class.iter().skip(from).map(|&c| (c, Vec::new())).collect();
         for (k, &id) in &t.sites {
             if id as usize >= from {
-                keys[id as usize - from] = k.clone();
+                out[id as usize - from].1 = k.clone();
             }
         }
-        keys
+        out
     }
 
     /// Samples alive now (for the footprint).

@@ -392,14 +392,13 @@ fn track_holders(
     let referrer_class = class_id(referrer_class_tag);
     if tag & HOLDER_BIT != 0 {
         let level = (tag >> 32) & 0xF;
-        let held = match kind {
+        let mut held = match kind {
             reference::STATIC_FIELD => class_id(referrer_tag).map(Held::Statics),
             reference::FIELD | reference::ARRAY_ELEMENT => referrer_class.map(|c| Held::Instance(c, None)),
             _ => None,
         }?;
         let slot = tag as u32;
         let mut new_tag = None;
-        let mut held = held;
         if let Held::Instance(c, _) = held {
             if referrer_tag & HOLDER_BIT != 0 {
                 held = Held::Instance(c, Some(referrer_tag as u32));

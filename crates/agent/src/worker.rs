@@ -228,25 +228,26 @@ impl<'a> Worker<'a> {
 
     fn describe_new_sites(&mut self, names: &[String]) -> Result<(), String> {
         let a = self.a;
-        let keys = a.sampler.site_keys_from(self.known_sites);
-        if keys.is_empty() {
+        let sites = a.sampler.sites_from(self.known_sites);
+        if sites.is_empty() || !self.jni.push_local_frame(16) {
             return Ok(());
         }
-        let classes: Vec<u32> = a.sampler.sites().iter().map(|s| s.0).collect();
-        if !self.jni.push_local_frame(16) {
-            return Ok(());
-        }
-        for (k, key) in keys.iter().enumerate() {
-            let id = self.known_sites + k;
+        let mut written = Ok(());
+        for (k, (class, key)) in sites.iter().enumerate() {
             let frames: Vec<String> = key
                 .iter()
                 .map(|&(m, loc)| a.env.describe_frame(&crate::jvmti::FrameInfo { method: m as *mut _, location: loc }))
                 .collect();
-            let class = classes.get(id).and_then(|&c| names.get(c as usize)).cloned().unwrap_or_default();
-            self.store.add_site(id as u32, &class, &frames.join(" <- ")).map_err(|e| e.to_string())?;
+            let class = names.get(*class as usize).cloned().unwrap_or_default();
+            written = self.store.add_site((self.known_sites + k) as u32, &class, &frames.join(" <- "));
+            if written.is_err() {
+                break;
+            }
         }
+        // The local frame is popped whatever the store said.
         self.jni.pop_local_frame();
-        self.known_sites += keys.len();
+        written.map_err(|e| e.to_string())?;
+        self.known_sites += sites.len();
         Ok(())
     }
 
