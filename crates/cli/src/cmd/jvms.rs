@@ -1,7 +1,5 @@
 //! `leakscope jvms`: the running JVMs of this user, read from their hsperfdata files.
 
-use std::path::Path;
-
 use clap::Args;
 use serde::Serialize;
 
@@ -35,6 +33,9 @@ pub struct Jvm {
     pub heap_used_bytes: Option<u64>,
     /// The run store of the leakscope agent in it, if loaded.
     pub agent_store: Option<String>,
+    /// Whether the agent library is loaded (a store may not be known yet).
+    #[serde(skip)]
+    pub agent_loaded: bool,
 }
 
 /// Runs the command.
@@ -56,7 +57,7 @@ pub fn run(args: &JvmsArgs) -> anyhow::Result<Exit> {
         if command.chars().count() > 40 {
             command = command.chars().take(39).collect::<String>() + "…";
         }
-        let agent = match (&j.agent_store, crate::cmd::run::has_agent(j.pid)) {
+        let agent = match (&j.agent_store, j.agent_loaded) {
             (Some(s), _) => s.clone(),
             (None, true) => "loaded".into(),
             (None, false) => "-".into(),
@@ -86,7 +87,7 @@ pub fn list() -> Vec<Jvm> {
         let Ok(files) = std::fs::read_dir(dir.path()) else { continue };
         for f in files.flatten() {
             let Some(pid) = f.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
-            if !Path::new(&format!("/proc/{pid}")).exists() {
+            if !crate::cmd::run::is_running(pid) {
                 continue;
             }
             let Ok(data) = std::fs::read(f.path()) else { continue };
@@ -109,10 +110,9 @@ pub fn list() -> Vec<Jvm> {
                 .filter_map(|(_, v)| if let Value::Long(x) = v { Some(*x) } else { None })
                 .collect();
             let heap_used_bytes = (!used.is_empty()).then(|| used.iter().sum::<i64>().max(0) as u64);
-            let agent_store = crate::cmd::run::has_agent(pid)
-                .then(|| std::fs::read_to_string(agent::pointer_file(pid)).ok())
-                .flatten();
-            out.push(Jvm { pid, command, uptime_ms, heap_used_bytes, agent_store });
+            let agent_loaded = crate::cmd::run::has_agent(pid);
+            let agent_store = agent_loaded.then(|| std::fs::read_to_string(agent::pointer_file(pid)).ok()).flatten();
+            out.push(Jvm { pid, command, uptime_ms, heap_used_bytes, agent_store, agent_loaded });
         }
     }
     out.sort_by_key(|j| j.pid);

@@ -198,7 +198,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
 /// Runs `leakscope attach`.
 pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
     let lib = agent_library()?;
-    if !Path::new(&format!("/proc/{}", args.pid)).exists() {
+    if !is_running(args.pid) {
         bail!("no process {} (see `leakscope jvms`)", args.pid);
     }
     let out = match &args.out {
@@ -237,6 +237,11 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     bail!("the agent loaded into {} but has not started recording (see the JVM's stderr)", args.pid)
+}
+
+/// Whether process `pid` runs.
+pub fn is_running(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// Whether JVM `pid` has loaded the leakscope agent library.

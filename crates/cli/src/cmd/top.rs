@@ -46,11 +46,10 @@ fn store_of(target: &str) -> anyhow::Result<PathBuf> {
     let Ok(pid) = target.parse::<u32>() else {
         bail!("{target} is neither a process id nor a run store");
     };
+    let running = crate::cmd::run::is_running(pid);
     match std::fs::read_to_string(agent::pointer_file(pid)) {
-        Ok(store) if crate::cmd::run::has_agent(pid) || !std::path::Path::new(&format!("/proc/{pid}")).exists() => {
-            Ok(PathBuf::from(store.trim()))
-        }
-        _ if std::path::Path::new(&format!("/proc/{pid}")).exists() => {
+        Ok(store) if !running || crate::cmd::run::has_agent(pid) => Ok(PathBuf::from(store.trim())),
+        _ if running => {
             bail!("JVM {pid} does not run the leakscope agent: load it with `leakscope attach {pid}`")
         }
         _ => bail!("no process {pid}, and no run store of it (see `leakscope jvms`)"),
