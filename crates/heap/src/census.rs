@@ -2,13 +2,13 @@
 //! keeping anything per object: the fast path behind `leakscope histogram`.
 
 use graph::Progress;
-use hprof::{BasicType, Header, Value};
+use hprof::{BasicType, Header, SubRecord, Value};
 
 use crate::classes::{ClassIdx, ClassKind, ClassTable};
 use crate::error::Error;
 use crate::index::DumpIndex;
 use crate::layout::{self, GapEvidence, LayoutSpec, VmLayout};
-use crate::scan::{LenCounts, Scan};
+use crate::scan::{Keep, LenCounts, RawKind, Scan};
 use crate::source::Dump;
 use crate::warnings::{WarningKind, Warnings};
 
@@ -50,7 +50,7 @@ impl Census {
     pub fn build(dump: &Dump, opts: &ReadOptions, progress: &dyn Progress) -> Result<Census, Error> {
         let data = dump.data();
         let ix = DumpIndex::build(data)?;
-        let scan = Scan::run(dump, &ix, false, progress);
+        let scan = Scan::run(dump, &ix, Keep::Nothing, progress);
         Ok(Census::from_scan(&ix, scan, opts, data.len() as u64)?.0)
     }
 
@@ -210,4 +210,60 @@ impl Census {
 pub(crate) fn mirror_bytes(class_bytes: u64, statics: impl Iterator<Item = Value>, layout: &VmLayout) -> u64 {
     let statics: u64 = statics.map(|v| u64::from(layout.value_bytes(v.ty()))).sum();
     layout.align_up(class_bytes + statics)
+}
+
+/// Class and JVM shallow size of any object, from its record or from what the heap pass kept.
+pub(crate) struct Sizes<'a> {
+    census: &'a Census,
+    prims: [Option<ClassIdx>; 8],
+    class_class: Option<ClassIdx>,
+}
+
+impl<'a> Sizes<'a> {
+    pub(crate) fn new(census: &'a Census) -> Sizes<'a> {
+        let classes = &census.classes;
+        let mut prims = [None; 8];
+        for (slot, t) in prims.iter_mut().zip(BasicType::PRIMITIVES) {
+            *slot = classes.iter().find(|(_, c)| c.kind == ClassKind::PrimitiveArray(t)).map(|(i, _)| i);
+        }
+        Sizes { census, prims, class_class: classes.find("java.lang.Class") }
+    }
+
+    /// An instance, object array or primitive array, as the heap pass saw it. Unknown class
+    /// ids, which the census turned into placeholders, only miss on a dump without classes.
+    pub(crate) fn of_raw(&self, raw: RawKind, length: u32) -> (ClassIdx, u64) {
+        let classes = &self.census.classes;
+        let layout = &self.census.layout;
+        let fallback = ClassIdx(0);
+        match raw {
+            RawKind::Instance(id) => {
+                let c = classes.by_id(id).unwrap_or(fallback);
+                (c, classes.get(c).instance_bytes)
+            }
+            RawKind::ObjArray(id) => {
+                (classes.by_id(id).unwrap_or(fallback), layout.array_bytes(BasicType::Object, u64::from(length)))
+            }
+            RawKind::PrimArray(elem) => {
+                let slot = BasicType::PRIMITIVES.iter().position(|&p| p == elem).unwrap_or(0);
+                (self.prims[slot].unwrap_or(fallback), layout.array_bytes(elem, u64::from(length)))
+            }
+        }
+    }
+
+    /// A class mirror holding these statics.
+    pub(crate) fn mirror(&self, statics: impl Iterator<Item = Value>) -> (ClassIdx, u64) {
+        let base = self.class_class.map_or(0, |cc| self.census.classes.get(cc).instance_bytes);
+        (self.class_class.unwrap_or(ClassIdx(0)), mirror_bytes(base, statics, &self.census.layout))
+    }
+
+    /// The object a record describes (class 0 and no bytes for roots and dump info).
+    pub(crate) fn of_record(&self, rec: &SubRecord<'_>) -> (ClassIdx, u64) {
+        match rec {
+            SubRecord::Instance { head, .. } => self.of_raw(RawKind::Instance(head.class_id), 0),
+            SubRecord::ObjArray { head, .. } => self.of_raw(RawKind::ObjArray(head.class_id), head.length),
+            SubRecord::PrimArray { head, elem, .. } => self.of_raw(RawKind::PrimArray(*elem), head.length),
+            SubRecord::Class(d) => self.mirror(d.statics.iter().map(|s| s.value)),
+            SubRecord::Root(_) | SubRecord::HeapDumpInfo(_) => (ClassIdx(0), 0),
+        }
+    }
 }

@@ -1,22 +1,28 @@
 //! Cork's class points-from graph of one dump, read without building the object graph.
 //!
-//! Two passes over the objects: the first notes each object's class and size (8 bytes per
-//! object, next to the address index every reference lookup needs), the second adds, for
+//! Two passes over the segments. The heap pass that counts the census also keeps each
+//! object's address and a kind word (class key and array length). An address rank (a bitmap
+//! over the heap, see [`AddrRank`]) then places each object's class and size at its rank, 8
+//! bytes per object. The second pass reads the segments again in file order and adds, for
 //! every reference, the referent's size to the (referrer class → referent class) edge in
-//! per-chunk maps merged at the end. No reference is stored.
+//! per-segment maps merged at the end. No reference is stored and no record is read twice
+//! out of order.
 
-use graph::{Packed40, Progress};
-use hprof::SubRecord;
+use graph::Progress;
+use hprof::{BasicType, SubRecord, SubRecords};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::census::{Census, ReadOptions};
+use crate::addr_rank::AddrRank;
+use crate::census::{Census, ReadOptions, Sizes};
 use crate::classes::ClassIdx;
 use crate::error::Error;
-use crate::index::DumpIndex;
-use crate::scan::Scan;
-use crate::snapshot::{for_each_ref, is_referent_label, read_at, release_block, sort_objects, AddrIndex, Ctx, CHUNK};
+use crate::index::{DumpIndex, Segment};
+use crate::scan::{Keep, RawKind, Scan};
+use crate::snapshot::{for_each_ref, is_referent_label};
 use crate::source::Dump;
+use crate::warnings::WarningKind;
 use crate::{EdgeLabel, RefStrength};
 
 /// What holds a reference in the class points-from graph.
@@ -59,34 +65,62 @@ impl ClassGraph {
     pub fn build(dump: &Dump, opts: &ReadOptions, progress: &dyn Progress) -> Result<ClassGraph, Error> {
         let data = dump.data();
         let ix = DumpIndex::build(data)?;
-        let scan = Scan::run(dump, &ix, true, progress);
-        let (mut census, mut scan) = Census::from_scan(&ix, scan, opts, data.len() as u64)?;
-        let (addrs, offsets) = sort_objects(&mut census, std::mem::take(&mut scan.objects));
-        drop(scan);
-        let index = AddrIndex::new(&addrs);
-        let ctx = Ctx::new(data, &census, &addrs, &offsets, &index);
-        let n = addrs.len();
-        progress.start("reading objects", n as u64);
-        let mut kind = vec![0u64; n];
-        kind.par_chunks_mut(CHUNK).enumerate().for_each(|(k, out)| {
-            for (i, slot) in out.iter_mut().enumerate() {
-                if let Some(rec) = read_at(data, offsets.get(k * CHUNK + i), ctx.id_size) {
-                    let (c, bytes) = ctx.class_and_size(&rec);
-                    *slot = u64::from(c.0) << 32 | (bytes / 8).min(u64::from(u32::MAX));
+        let scan = Scan::run(dump, &ix, Keep::Kinds, progress);
+        let (mut census, scan) = Census::from_scan(&ix, scan, opts, data.len() as u64)?;
+        let sizes = Sizes::new(&census);
+        let mirrors: Vec<(u64, u64)> = census
+            .classes
+            .iter()
+            .filter(|(_, c)| c.dump_offset.is_some())
+            .map(|(_, c)| (c.id, kind_word(sizes.mirror(c.statics.iter().map(|s| s.value)))))
+            .collect();
+        let ranks = AddrRank::new(&[&scan.objects, &mirrors]);
+        // Each object's kind word at its rank, segments in parallel. A repeated address keeps
+        // one of its records' words.
+        let kind: Vec<AtomicU64> = std::iter::repeat_with(AtomicU64::default).take(ranks.len()).collect();
+        let starts = scan.segment_kinds.iter().scan(0, |at, (n, _)| {
+            *at += n;
+            Some(*at - n)
+        });
+        let segments: Vec<(usize, &(usize, Vec<RawKind>))> = starts.zip(&scan.segment_kinds).collect();
+        segments.into_par_iter().for_each(|(at, (n, keys))| {
+            // Per key: the class, and the instance size or the array's element type.
+            let classes: Vec<(ClassIdx, Result<u64, BasicType>)> = keys
+                .iter()
+                .map(|&raw| {
+                    let (c, bytes) = sizes.of_raw(raw, 0);
+                    match raw {
+                        RawKind::Instance(_) => (c, Ok(bytes)),
+                        RawKind::ObjArray(_) => (c, Err(BasicType::Object)),
+                        RawKind::PrimArray(elem) => (c, Err(elem)),
+                    }
+                })
+                .collect();
+            for &(addr, word) in &scan.objects[at..at + n] {
+                let (c, size) = classes[(word >> 32) as usize];
+                let bytes = size.unwrap_or_else(|elem| census.layout.array_bytes(elem, word & u64::from(u32::MAX)));
+                if let Some(r) = ranks.rank(addr) {
+                    kind[r].store(kind_word((c, bytes)), Ordering::Relaxed);
                 }
             }
-            release_block(dump, &offsets, k * CHUNK..k * CHUNK + out.len());
-            progress.advance(out.len() as u64);
         });
-        progress.finish();
-        progress.start("summing references by class", n as u64);
-        let merged = (0..n.div_ceil(CHUNK))
-            .into_par_iter()
-            .fold(EdgeMap::default, |mut acc, k| {
-                let range = k * CHUNK..((k + 1) * CHUNK).min(n);
-                add_edges(&ctx, &offsets, &kind, range.clone(), &mut acc);
-                release_block(dump, &offsets, range.clone());
-                progress.advance(range.len() as u64);
+        for &(addr, word) in &mirrors {
+            if let Some(r) = ranks.rank(addr) {
+                kind[r].store(word, Ordering::Relaxed);
+            }
+        }
+        let duplicates = (scan.objects.len() + mirrors.len() - ranks.len()) as u64;
+        census.warnings.add(WarningKind::DuplicateId, duplicates, None, || "objects".into());
+        drop(scan);
+        let ctx = EdgeCtx { census: &census, id_size: ix.header.id_size, ranks: &ranks, kind: &kind };
+        progress.start("summing references by class", ix.heap_bytes());
+        let merged = ix
+            .segments
+            .par_iter()
+            .fold(EdgeMap::default, |mut acc, seg| {
+                ctx.add_segment(data, *seg, &mut acc);
+                dump.release(seg.offset, seg.len);
+                progress.advance(seg.len as u64);
                 acc
             })
             .reduce(EdgeMap::default, merge);
@@ -98,6 +132,11 @@ impl ClassGraph {
         edges.sort_unstable_by_key(|e| (e.from, e.to));
         Ok(ClassGraph { census, edges })
     }
+}
+
+/// Class in the high half, size in 8-byte units in the low half.
+fn kind_word((class, bytes): (ClassIdx, u64)) -> u64 {
+    u64::from(class.0) << 32 | (bytes / 8).min(u64::from(u32::MAX))
 }
 
 fn merge(mut a: EdgeMap, b: EdgeMap) -> EdgeMap {
@@ -112,30 +151,50 @@ fn merge(mut a: EdgeMap, b: EdgeMap) -> EdgeMap {
     a
 }
 
-/// Adds the strong references of the objects in `range` to `acc`.
-fn add_edges(ctx: &Ctx<'_>, offsets: &Packed40, kind: &[u64], range: std::ops::Range<usize>, acc: &mut EdgeMap) {
-    let classes = &ctx.census.classes;
-    for o in range {
-        let Some(rec) = read_at(ctx.data, offsets.get(o), ctx.id_size) else { continue };
-        let class = ClassIdx((kind[o] >> 32) as u32);
-        let from = match &rec {
-            SubRecord::Class(d) => match classes.by_id(d.head.class_id) {
-                Some(c) => Referrer::Statics(c),
-                None => continue,
-            },
-            _ => Referrer::Instances(class),
-        };
-        let weak = classes.get(class).ref_strength != RefStrength::Strong;
-        for_each_ref(&rec, classes, ctx.id_size, |label, id| {
-            if matches!(label, EdgeLabel::Super | EdgeLabel::Loader) || weak && is_referent_label(classes, class, label)
-            {
-                return;
-            }
-            if let Some(t) = ctx.index.find(|i| ctx.addrs[i], id) {
-                let e = acc.entry((from, (kind[t] >> 32) as u32)).or_default();
-                e.0 += (kind[t] & u64::from(u32::MAX)) * 8;
-                e.1 += 1;
-            }
-        });
+struct EdgeCtx<'a> {
+    census: &'a Census,
+    id_size: hprof::IdSize,
+    ranks: &'a AddrRank,
+    kind: &'a [AtomicU64],
+}
+
+impl EdgeCtx<'_> {
+    /// Adds the strong references of the objects in `seg` to `acc`. The scan has already
+    /// reported whatever in the segment cannot be read; this pass stops at the same place.
+    fn add_segment(&self, data: &[u8], seg: Segment, acc: &mut EdgeMap) {
+        let classes = &self.census.classes;
+        let start = seg.offset as usize;
+        let body = data.get(start..start + seg.len).unwrap_or(&[]);
+        for (_, rec) in SubRecords::new(body, seg.offset, self.id_size).map_while(Result::ok) {
+            let (from, class) = match &rec {
+                SubRecord::Class(d) => match classes.by_id(d.head.class_id) {
+                    Some(c) => (Referrer::Statics(c), c),
+                    None => continue,
+                },
+                SubRecord::Instance { head, .. } => match classes.by_id(head.class_id) {
+                    Some(c) => (Referrer::Instances(c), c),
+                    None => continue,
+                },
+                SubRecord::ObjArray { head, .. } => match classes.by_id(head.class_id) {
+                    Some(c) => (Referrer::Instances(c), c),
+                    None => continue,
+                },
+                _ => continue,
+            };
+            let weak = matches!(from, Referrer::Instances(_)) && classes.get(class).ref_strength != RefStrength::Strong;
+            for_each_ref(&rec, classes, self.id_size, |label, id| {
+                if matches!(label, EdgeLabel::Super | EdgeLabel::Loader)
+                    || weak && is_referent_label(classes, class, label)
+                {
+                    return;
+                }
+                if let Some(t) = self.ranks.rank(id) {
+                    let kind = self.kind[t].load(Ordering::Relaxed);
+                    let e = acc.entry((from, (kind >> 32) as u32)).or_default();
+                    e.0 += (kind & u64::from(u32::MAX)) * 8;
+                    e.1 += 1;
+                }
+            });
+        }
     }
 }

@@ -16,6 +16,7 @@
 //! # Ok::<(), heap::Error>(())
 //! ```
 
+mod addr_rank;
 mod census;
 mod classes;
 mod cpfg;

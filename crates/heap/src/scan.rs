@@ -23,6 +23,8 @@ const EVIDENCE_PER_SEGMENT: usize = 512;
 pub(crate) struct InstanceAcc {
     pub count: u64,
     pub gaps: Option<GapEvidence>,
+    /// The class's segment-local kind key, with [`Keep::Kinds`].
+    pub key: Option<u32>,
 }
 
 /// Folds one more observation into the smallest-gap evidence.
@@ -37,6 +39,30 @@ fn fold_gap(acc: Option<GapEvidence>, ev: GapEvidence) -> Option<GapEvidence> {
 /// Array counts by length.
 pub(crate) type LenCounts = FxHashMap<u32, u64>;
 
+/// What the heap pass keeps of each object besides the per-class counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// Nothing (the census).
+    Nothing,
+    /// (address, file offset): the snapshot reads each object again later.
+    Offsets,
+    /// (address, kind word): the class points-from graph needs each referent's class and
+    /// size, not the record. The word is a segment-local [`RawKind`] key in the high half and
+    /// the array length in the low half.
+    Kinds,
+}
+
+/// An object's class as one segment's records name it, before the class table exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum RawKind {
+    /// An instance of the class with this id.
+    Instance(u64),
+    /// An object array of the class with this id.
+    ObjArray(u64),
+    /// A primitive array.
+    PrimArray(BasicType),
+}
+
 /// What a segment (or all of them, merged) holds.
 #[derive(Debug, Default)]
 pub(crate) struct Scan {
@@ -46,8 +72,10 @@ pub(crate) struct Scan {
     pub obj_arrays: FxHashMap<u64, LenCounts>,
     pub prim_arrays: FxHashMap<BasicType, LenCounts>,
     pub evidence: Vec<ArrayGap>,
-    /// (address, file offset) of every object, when the caller keeps objects (set by `run` only).
+    /// (address, offset or kind word) of every object, as [`Keep`] asked (set by `run` only).
     pub objects: Vec<(u64, u64)>,
+    /// With [`Keep::Kinds`]: per segment, in file order, its objects and its kind keys.
+    pub segment_kinds: Vec<(usize, Vec<RawKind>)>,
     pub warnings: Warnings,
     pub unread_bytes: u64,
     pub first_error: Option<hprof::Error>,
@@ -60,23 +88,23 @@ enum Prev {
 }
 
 impl Scan {
-    /// Scans every segment of `ix`; `keep_objects` also records each object's address and offset.
-    /// Each segment's pages are released from the resident set once read.
-    pub fn run(dump: &Dump, ix: &DumpIndex<'_>, keep_objects: bool, progress: &dyn Progress) -> Scan {
+    /// Scans every segment of `ix`, keeping per object what `keep` asks for. Each segment's
+    /// pages are released from the resident set once read.
+    pub fn run(dump: &Dump, ix: &DumpIndex<'_>, keep: Keep, progress: &dyn Progress) -> Scan {
         let data = dump.data();
         let id_size = ix.header.id_size;
-        // The (address, offset) list is the build's largest temporary: allocate it once at its
-        // exact size, counted by a cheap pass, and let each segment fill its own slice. Growing
-        // per-segment vectors in worker threads left hundreds of MB stranded in their arenas.
-        let counts: Vec<usize> = if keep_objects {
-            ix.segments.par_iter().map(|seg| count_objects(data, *seg, id_size)).collect()
-        } else {
-            vec![0; ix.segments.len()]
+        // The per-object list is the build's largest temporary. Each segment gets a slice of
+        // one allocation, sized by the most objects its bytes can hold (the smallest record is
+        // an empty primitive array): zeroed memory is only committed where written, so the
+        // bound costs address space, not memory, and no pass is spent counting.
+        let bounds: Vec<usize> = match keep {
+            Keep::Nothing => vec![0; ix.segments.len()],
+            _ => ix.segments.iter().map(|seg| seg.len / (10 + id_size.bytes()) + 1).collect(),
         };
-        let mut objects = vec![(0u64, 0u64); counts.iter().sum()];
-        let mut sinks = Vec::with_capacity(counts.len());
+        let mut objects = vec![(0u64, 0u64); bounds.iter().sum()];
+        let mut sinks = Vec::with_capacity(bounds.len());
         let mut rest: &mut [(u64, u64)] = &mut objects;
-        for &c in &counts {
+        for &c in &bounds {
             let (mine, tail) = rest.split_at_mut(c);
             sinks.push(mine);
             rest = tail;
@@ -90,20 +118,48 @@ impl Scan {
             .zip(sinks.into_par_iter())
             .enumerate()
             .map(|(i, (seg, sink))| {
-                let s = Scan::segment(data, *seg, id_size, sink, truncated && i == last);
+                let s = Scan::segment(data, *seg, id_size, keep, sink, truncated && i == last);
                 dump.release(seg.offset, seg.len);
                 progress.advance(seg.len as u64);
                 s
             })
             .collect();
         progress.finish();
+        let kept: Vec<usize> = parts.iter().map(|p| p.segment_kinds.first().map_or(0, |k| k.0)).collect();
         let mut merged = parts.into_iter().fold(Scan::default(), Scan::merge);
+        // Close the gaps the bounds left between segments.
+        let (mut to, mut from) = (0, 0);
+        for (&n, &bound) in kept.iter().zip(&bounds) {
+            objects.copy_within(from..from + n, to);
+            to += n;
+            from += bound;
+        }
+        objects.truncate(to);
+        objects.shrink_to_fit();
         merged.objects = objects;
+        if keep != Keep::Kinds {
+            merged.segment_kinds.clear();
+        }
         merged
     }
 
-    fn segment(data: &[u8], seg: Segment, id_size: hprof::IdSize, sink: &mut [(u64, u64)], cut_short: bool) -> Scan {
+    fn segment(
+        data: &[u8],
+        seg: Segment,
+        id_size: hprof::IdSize,
+        keep: Keep,
+        sink: &mut [(u64, u64)],
+        cut_short: bool,
+    ) -> Scan {
         let mut s = Scan::default();
+        // Array kinds get their keys here; instances keep theirs in `instances`, which the
+        // census needs anyway, so most objects cost no second lookup.
+        let mut array_keys: FxHashMap<RawKind, u32> = FxHashMap::default();
+        let mut kinds = Vec::new();
+        let key_of = |raw: RawKind, kinds: &mut Vec<RawKind>| {
+            kinds.push(raw);
+            kinds.len() as u32 - 1
+        };
         let start = seg.offset as usize;
         let body = data.get(start..start + seg.len).unwrap_or(&[]);
         let mut it = SubRecords::new(body, seg.offset, id_size);
@@ -117,18 +173,27 @@ impl Scan {
                     break;
                 }
             };
-            let (addr, this) = match rec {
+            let (addr, this, kind) = match rec {
                 SubRecord::Instance { head, .. } => {
-                    s.instances.entry(head.class_id).or_default().count += 1;
-                    (head.object_id, Prev::Instance(head.class_id))
+                    let acc = s.instances.entry(head.class_id).or_default();
+                    acc.count += 1;
+                    let kind = (keep == Keep::Kinds)
+                        .then(|| *acc.key.get_or_insert_with(|| key_of(RawKind::Instance(head.class_id), &mut kinds)));
+                    (head.object_id, Prev::Instance(head.class_id), kind.map(|k| (k, 0)))
                 }
                 SubRecord::ObjArray { head, .. } => {
                     *s.obj_arrays.entry(head.class_id).or_default().entry(head.length).or_default() += 1;
-                    (head.object_id, Prev::Array(BasicType::Object, head.length))
+                    let raw = RawKind::ObjArray(head.class_id);
+                    let kind = (keep == Keep::Kinds)
+                        .then(|| *array_keys.entry(raw).or_insert_with(|| key_of(raw, &mut kinds)));
+                    (head.object_id, Prev::Array(BasicType::Object, head.length), kind.map(|k| (k, head.length)))
                 }
                 SubRecord::PrimArray { head, elem, .. } => {
                     *s.prim_arrays.entry(elem).or_default().entry(head.length).or_default() += 1;
-                    (head.object_id, Prev::Array(elem, head.length))
+                    let raw = RawKind::PrimArray(elem);
+                    let kind = (keep == Keep::Kinds)
+                        .then(|| *array_keys.entry(raw).or_insert_with(|| key_of(raw, &mut kinds)));
+                    (head.object_id, Prev::Array(elem, head.length), kind.map(|k| (k, head.length)))
                 }
                 SubRecord::Class(c) => {
                     s.classes.push((off, c));
@@ -141,7 +206,7 @@ impl Scan {
                 SubRecord::HeapDumpInfo(_) => continue,
             };
             if let Some(slot) = sink.get_mut(kept) {
-                *slot = (addr, off);
+                *slot = (addr, kind.map_or(off, |(key, len)| u64::from(key) << 32 | u64::from(len)));
                 kept += 1;
             }
             if let Some((prev_addr, p)) = prev {
@@ -151,6 +216,7 @@ impl Scan {
             }
             prev = Some((addr, this));
         }
+        s.segment_kinds.push((kept, kinds));
         s
     }
 
@@ -191,6 +257,7 @@ impl Scan {
         merge_lens(&mut self.obj_arrays, other.obj_arrays);
         merge_lens(&mut self.prim_arrays, other.prim_arrays);
         self.evidence.extend(other.evidence);
+        self.segment_kinds.extend(other.segment_kinds);
         self.warnings.merge(other.warnings);
         self.unread_bytes += other.unread_bytes;
         self.first_error = match (self.first_error, other.first_error) {
@@ -199,18 +266,6 @@ impl Scan {
         };
         self
     }
-}
-
-/// Objects in a segment, read exactly as [`Scan::segment`] reads them (stopping at the same error).
-fn count_objects(data: &[u8], seg: Segment, id_size: hprof::IdSize) -> usize {
-    let start = seg.offset as usize;
-    let body = data.get(start..start + seg.len).unwrap_or(&[]);
-    SubRecords::new(body, seg.offset, id_size)
-        .map_while(Result::ok)
-        .filter(|(_, r)| {
-            matches!(r, SubRecord::Instance { .. } | SubRecord::ObjArray { .. } | SubRecord::PrimArray { .. })
-        })
-        .count()
 }
 
 fn merge_lens<K: std::hash::Hash + Eq>(into: &mut FxHashMap<K, LenCounts>, from: FxHashMap<K, LenCounts>) {

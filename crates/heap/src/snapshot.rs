@@ -9,15 +9,15 @@
 //! either: [`Snapshot::labeled_edges`] re-reads the object's record.
 
 use graph::{Csr, Packed40, Progress};
-use hprof::{BasicType, Cursor, SubRecord, Value};
+use hprof::{Cursor, SubRecord, Value};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::census::{mirror_bytes, Census, ReadOptions};
-use crate::classes::{ClassIdx, ClassKind, ClassTable, RefStrength};
+use crate::census::{Census, ReadOptions, Sizes};
+use crate::classes::{ClassIdx, ClassTable, RefStrength};
 use crate::error::Error;
 use crate::index::DumpIndex;
-use crate::scan::Scan;
+use crate::scan::{Keep, Scan};
 use crate::source::Dump;
 use crate::warnings::WarningKind;
 
@@ -151,7 +151,7 @@ impl Snapshot {
     pub fn build(dump: Dump, opts: &ReadOptions, progress: &dyn Progress) -> Result<Snapshot, Error> {
         let data = dump.data();
         let ix = DumpIndex::build(data)?;
-        let scan = Scan::run(&dump, &ix, true, progress);
+        let scan = Scan::run(&dump, &ix, Keep::Offsets, progress);
         let (mut census, mut scan) = Census::from_scan(&ix, scan, opts, data.len() as u64)?;
         let (addrs, offsets) = sort_objects(&mut census, std::mem::take(&mut scan.objects));
         let addr_index = AddrIndex::new(&addrs);
@@ -436,8 +436,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) addrs: &'a [u64],
     pub(crate) offsets: &'a Packed40,
     pub(crate) index: &'a AddrIndex,
-    pub(crate) prims: [Option<ClassIdx>; 8],
-    pub(crate) class_class: Option<ClassIdx>,
+    pub(crate) sizes: Sizes<'a>,
 }
 
 impl<'a> Ctx<'a> {
@@ -448,16 +447,7 @@ impl<'a> Ctx<'a> {
         offsets: &'a Packed40,
         index: &'a AddrIndex,
     ) -> Ctx<'a> {
-        Ctx {
-            data,
-            id_size: census.header.id_size,
-            census,
-            addrs,
-            offsets,
-            index,
-            prims: primitive_classes(&census.classes),
-            class_class: census.classes.find("java.lang.Class"),
-        }
+        Ctx { data, id_size: census.header.id_size, census, addrs, offsets, index, sizes: Sizes::new(census) }
     }
 
     /// First pass over the objects from `start`: class, size in 8-byte units, number of
@@ -521,29 +511,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub(crate) fn class_and_size(&self, rec: &SubRecord<'_>) -> (ClassIdx, u64) {
-        let classes = &self.census.classes;
-        let layout = &self.census.layout;
-        let fallback = ClassIdx(0);
-        match rec {
-            SubRecord::Instance { head, .. } => {
-                let c = classes.by_id(head.class_id).unwrap_or(fallback);
-                (c, classes.get(c).instance_bytes)
-            }
-            SubRecord::ObjArray { head, .. } => (
-                classes.by_id(head.class_id).unwrap_or(fallback),
-                layout.array_bytes(BasicType::Object, u64::from(head.length)),
-            ),
-            SubRecord::PrimArray { head, elem, .. } => {
-                let c = self.prims[prim_slot(*elem)].unwrap_or(fallback);
-                (c, layout.array_bytes(*elem, u64::from(head.length)))
-            }
-            SubRecord::Class(d) => {
-                let c = self.class_class.unwrap_or(fallback);
-                let base = self.class_class.map_or(0, |cc| classes.get(cc).instance_bytes);
-                (c, mirror_bytes(base, d.statics.iter().map(|s| s.value), layout))
-            }
-            SubRecord::Root(_) | SubRecord::HeapDumpInfo(_) => (fallback, 0),
-        }
+        self.sizes.of_record(rec)
     }
 }
 
@@ -553,18 +521,6 @@ pub(crate) fn is_referent_label(classes: &ClassTable, class: ClassIdx, label: Ed
         (EdgeLabel::Field { owner, field }, Some(s)) => c.ref_slots[s].owner == owner && c.ref_slots[s].field == field,
         _ => false,
     }
-}
-
-fn prim_slot(t: BasicType) -> usize {
-    BasicType::PRIMITIVES.iter().position(|&p| p == t).unwrap_or(0)
-}
-
-fn primitive_classes(classes: &ClassTable) -> [Option<ClassIdx>; 8] {
-    let mut out = [None; 8];
-    for (i, t) in BasicType::PRIMITIVES.iter().enumerate() {
-        out[i] = classes.iter().find(|(_, c)| c.kind == ClassKind::PrimitiveArray(*t)).map(|(i, _)| i);
-    }
-    out
 }
 
 /// Releases the file pages a finished chunk of the edge pass read.
