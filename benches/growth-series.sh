@@ -24,16 +24,37 @@ measure() { # prints "seconds peak_kb"
   /usr/bin/time -f "%e %M" "$@" 2>&1 >/dev/null | tail -n 1
 }
 
+# Warm: the dump is in the page cache (as right after it was written); best of two runs each,
+# alternated. Cold: the page cache is dropped before each run (needs root), as for dumps
+# taken days ago; then both read the file from disk.
+cold=false
+if [ -w /proc/sys/vm/drop_caches ]; then cold=true; fi
+drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+min() { echo "if ($1 < $2) $1 else $2" | bc -l; }
 echo "per dump: histogram vs summary (the class points-from graph), seconds and peak MB"
-hs=0; ss=0
+hs=0; ss=0; hc=0; sc=0
 for f in "$dir"/series-*.hprof; do
+  cat "$f" >/dev/null
   read -r ht hm < <(measure "$ls" histogram -q "$f")
   read -r st sm < <(measure "$ls" summary -q "$f" -o /dev/null)
-  printf "%s  histogram %6.2f s %6d MB   summary %6.2f s %6d MB   ratio %.2f\n" \
+  read -r ht2 _ < <(measure "$ls" histogram -q "$f")
+  read -r st2 _ < <(measure "$ls" summary -q "$f" -o /dev/null)
+  ht=$(min "$ht" "$ht2"); st=$(min "$st" "$st2")
+  printf "%s  warm: histogram %5.2f s %5d MB, summary %5.2f s %5d MB, ratio %.2f" \
     "$(basename "$f")" "$ht" $((hm / 1024)) "$st" $((sm / 1024)) "$(echo "$st / $ht" | bc -l)"
   hs=$(echo "$hs + $ht" | bc -l); ss=$(echo "$ss + $st" | bc -l)
+  if $cold; then
+    drop; read -r htc _ < <(measure "$ls" histogram -q "$f")
+    drop; read -r stc _ < <(measure "$ls" summary -q "$f" -o /dev/null)
+    printf "   cold: %5.2f s vs %5.2f s, ratio %.2f" "$htc" "$stc" "$(echo "$stc / $htc" | bc -l)"
+    hc=$(echo "$hc + $htc" | bc -l); sc=$(echo "$sc + $stc" | bc -l)
+  fi
+  echo
 done
-printf "total: histogram %.2f s, summary %.2f s, ratio %.2f\n" "$hs" "$ss" "$(echo "$ss / $hs" | bc -l)"
+printf "total warm: histogram %.2f s, summary %.2f s, ratio %.2f\n" "$hs" "$ss" "$(echo "$ss / $hs" | bc -l)"
+if $cold; then
+  printf "total cold: histogram %.2f s, summary %.2f s, ratio %.2f\n" "$hc" "$sc" "$(echo "$sc / $hc" | bc -l)"
+fi
 
 echo "growth over the eight dumps (the last one fully indexed for holders):"
 read -r gt gm < <(measure "$ls" growth -q "$dir"/series-*.hprof)

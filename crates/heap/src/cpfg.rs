@@ -20,7 +20,7 @@ use crate::classes::ClassIdx;
 use crate::error::Error;
 use crate::index::{DumpIndex, Segment};
 use crate::scan::{Keep, RawKind, Scan};
-use crate::snapshot::{for_each_ref, is_referent_label};
+use crate::snapshot::{for_each_field_ref, for_each_ref};
 use crate::source::Dump;
 use crate::warnings::WarningKind;
 use crate::{EdgeLabel, RefStrength};
@@ -58,7 +58,25 @@ pub struct ClassGraph {
     pub edges: Vec<ClassEdge>,
 }
 
-type EdgeMap = FxHashMap<(Referrer, u32), (u64, u64)>;
+/// (referrer, referent class) packed by [`edge_key`] → (bytes, references).
+type EdgeMap = FxHashMap<u64, (u64, u64)>;
+
+/// Marks a statics referrer in an edge key; class indexes stay far below it.
+const STATICS: u64 = 1 << 63;
+
+/// One word per edge, so that the hot map hashes a single integer.
+fn edge_key(from: Referrer, to: u32) -> u64 {
+    match from {
+        Referrer::Instances(c) => u64::from(c.0) << 32 | u64::from(to),
+        Referrer::Statics(c) => STATICS | u64::from(c.0) << 32 | u64::from(to),
+    }
+}
+
+fn edge_of_key(key: u64) -> (Referrer, ClassIdx) {
+    let class = ClassIdx(((key & !STATICS) >> 32) as u32);
+    let from = if key & STATICS != 0 { Referrer::Statics(class) } else { Referrer::Instances(class) };
+    (from, ClassIdx(key as u32))
+}
 
 impl ClassGraph {
     /// Reads the class points-from graph of `dump`.
@@ -127,7 +145,10 @@ impl ClassGraph {
         progress.finish();
         let mut edges: Vec<ClassEdge> = merged
             .into_iter()
-            .map(|((from, to), (bytes, references))| ClassEdge { from, to: ClassIdx(to), bytes, references })
+            .map(|(key, (bytes, references))| {
+                let (from, to) = edge_of_key(key);
+                ClassEdge { from, to, bytes, references }
+            })
             .collect();
         edges.sort_unstable_by_key(|e| (e.from, e.to));
         Ok(ClassGraph { census, edges })
@@ -165,36 +186,42 @@ impl EdgeCtx<'_> {
         let classes = &self.census.classes;
         let start = seg.offset as usize;
         let body = data.get(start..start + seg.len).unwrap_or(&[]);
+        let mut add = |from: Referrer, id: u64| {
+            if let Some(t) = self.ranks.rank(id) {
+                let kind = self.kind[t].load(Ordering::Relaxed);
+                let e = acc.entry(edge_key(from, (kind >> 32) as u32)).or_default();
+                e.0 += (kind & u64::from(u32::MAX)) * 8;
+                e.1 += 1;
+            }
+        };
         for (_, rec) in SubRecords::new(body, seg.offset, self.id_size).map_while(Result::ok) {
-            let (from, class) = match &rec {
-                SubRecord::Class(d) => match classes.by_id(d.head.class_id) {
-                    Some(c) => (Referrer::Statics(c), c),
-                    None => continue,
-                },
-                SubRecord::Instance { head, .. } => match classes.by_id(head.class_id) {
-                    Some(c) => (Referrer::Instances(c), c),
-                    None => continue,
-                },
-                SubRecord::ObjArray { head, .. } => match classes.by_id(head.class_id) {
-                    Some(c) => (Referrer::Instances(c), c),
-                    None => continue,
-                },
-                _ => continue,
-            };
-            let weak = matches!(from, Referrer::Instances(_)) && classes.get(class).ref_strength != RefStrength::Strong;
-            for_each_ref(&rec, classes, self.id_size, |label, id| {
-                if matches!(label, EdgeLabel::Super | EdgeLabel::Loader)
-                    || weak && is_referent_label(classes, class, label)
-                {
-                    return;
+            match &rec {
+                // Instances are the bulk: their class is looked up once, and a Reference's
+                // referent slot is skipped by index.
+                SubRecord::Instance { head, values } => {
+                    let Some(class) = classes.by_id(head.class_id) else { continue };
+                    let c = classes.get(class);
+                    let skip = c.referent_slot.filter(|_| c.ref_strength != RefStrength::Strong);
+                    for_each_field_ref(c, values, self.id_size, |s, id| {
+                        if Some(s) != skip {
+                            add(Referrer::Instances(class), id);
+                        }
+                    });
                 }
-                if let Some(t) = self.ranks.rank(id) {
-                    let kind = self.kind[t].load(Ordering::Relaxed);
-                    let e = acc.entry((from, (kind >> 32) as u32)).or_default();
-                    e.0 += (kind & u64::from(u32::MAX)) * 8;
-                    e.1 += 1;
+                SubRecord::ObjArray { head, .. } => {
+                    let Some(class) = classes.by_id(head.class_id) else { continue };
+                    for_each_ref(&rec, classes, self.id_size, |_, id| add(Referrer::Instances(class), id));
                 }
-            });
+                SubRecord::Class(d) => {
+                    let Some(class) = classes.by_id(d.head.class_id) else { continue };
+                    for_each_ref(&rec, classes, self.id_size, |label, id| {
+                        if !matches!(label, EdgeLabel::Super | EdgeLabel::Loader) {
+                            add(Referrer::Statics(class), id);
+                        }
+                    });
+                }
+                _ => {}
+            }
         }
     }
 }

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::census::{Census, ReadOptions, Sizes};
-use crate::classes::{ClassIdx, ClassTable, RefStrength};
+use crate::classes::{Class, ClassIdx, ClassTable, RefStrength};
 use crate::error::Error;
 use crate::index::DumpIndex;
 use crate::scan::{Keep, Scan};
@@ -537,6 +537,18 @@ pub(crate) fn read_at(data: &[u8], off: u64, id_size: hprof::IdSize) -> Option<S
     SubRecord::read(&mut c).ok()
 }
 
+/// Calls `f` with the slot (in `c.ref_slots`) and id of every non-null reference field of an
+/// instance of `c` whose field bytes are `values`, a Reference's referent first.
+pub(crate) fn for_each_field_ref(c: &Class, values: &[u8], id_size: hprof::IdSize, mut f: impl FnMut(usize, u64)) {
+    let order = c.referent_slot.into_iter().chain((0..c.ref_slots.len()).filter(|&s| Some(s) != c.referent_slot));
+    for s in order {
+        let id = hprof::id_in(values, c.ref_slots[s].offset as usize, id_size);
+        if id != 0 {
+            f(s, id);
+        }
+    }
+}
+
 /// Calls `f` with every non-null reference of an object record, in edge order: a
 /// Reference's referent first, then the other fields; elements; or a class's statics,
 /// superclass and loader. The one place that decides what a reference is.
@@ -552,15 +564,9 @@ pub(crate) fn for_each_ref(
                 return;
             };
             let c = classes.get(class);
-            let order =
-                c.referent_slot.into_iter().chain((0..c.ref_slots.len()).filter(|&s| Some(s) != c.referent_slot));
-            for s in order {
-                let slot = c.ref_slots[s];
-                let id = hprof::id_in(values, slot.offset as usize, id_size);
-                if id != 0 {
-                    f(EdgeLabel::Field { owner: slot.owner, field: slot.field }, id);
-                }
-            }
+            for_each_field_ref(c, values, id_size, |s, id| {
+                f(EdgeLabel::Field { owner: c.ref_slots[s].owner, field: c.ref_slots[s].field }, id)
+            });
         }
         SubRecord::ObjArray { elements, .. } => {
             for (i, id) in elements.iter().enumerate() {
