@@ -11,6 +11,7 @@
 //! ```
 
 mod closures;
+mod dominator_tree;
 mod group;
 mod histogram;
 mod holders;
@@ -23,6 +24,7 @@ mod summary;
 mod suspects;
 
 pub use closures::{Closures, GroupSizes};
+pub use dominator_tree::{dominator_row, dominator_tree};
 pub use group::{classify, Classifier};
 pub use histogram::{histogram, GroupBy, NO_PACKAGE};
 pub use holders::holders;

@@ -42,6 +42,8 @@ enum Command {
     Suspects(cmd::suspects::SuspectsArgs),
     /// Which data structure keeps growing over a series of heaps (Cork), and what holds it.
     Growth(cmd::growth::GrowthArgs),
+    /// One self-contained HTML page about a leak: growth charts, slice diagrams, suspects, dominators.
+    Report(cmd::report::ReportArgs),
     /// Per-class and per-reference changes between two heaps.
     Diff(cmd::diff::DiffArgs),
     /// Save a heap's class points-from graph (a few KB) to compare heaps without keeping dumps.
@@ -75,6 +77,7 @@ fn main() -> std::process::ExitCode {
         Command::Group(a) => cmd::group::run(a),
         Command::Suspects(a) => cmd::suspects::run(a),
         Command::Growth(a) => cmd::growth::run(a),
+        Command::Report(a) => cmd::report::run(a),
         Command::Diff(a) => cmd::diff::run(a),
         Command::Summary(a) => cmd::summary::run(a),
         Command::Run(a) => cmd::run::run(a),

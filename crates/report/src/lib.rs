@@ -11,6 +11,7 @@
 mod group;
 mod growth;
 mod histogram;
+mod html;
 mod info;
 mod paths;
 mod retention;
@@ -25,6 +26,7 @@ pub use growth::{
     SliceEdge, SnapshotRow,
 };
 pub use histogram::{Histogram, HistogramRow, HistogramText};
+pub use html::{esc, ClassCurve, DomNode, HeapView, LeakReport};
 pub use info::{DumpInfo, RootCount};
 pub use paths::{PathEntry, PathRoot, PathStep, PathsReport};
 pub use retention::{DominatorReport, DominatorRow, GroupTotals, RetainedReport, SelectedGroup, WEAK_NOTE};

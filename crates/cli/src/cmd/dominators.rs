@@ -52,15 +52,7 @@ pub fn run(args: &DominatorsArgs) -> anyhow::Result<Exit> {
     };
     let r = analysis::Retention::build(&snap, &bar);
     let counts = r.child_counts();
-    let row = |o: ObjIdx, of: u64| report::DominatorRow {
-        id: report::hex_id(snap.address(o)),
-        class: snap.classes().get(snap.class_of(o)).name.clone(),
-        shallow_bytes: snap.shallow_bytes(o),
-        retained_bytes: r.retained_bytes(o),
-        share: if of == 0 { 0.0 } else { r.retained_bytes(o) as f64 / of as f64 },
-        children: u64::from(counts[o.index()]),
-        represents: snap.mirror_class(o).map(|c| snap.classes().get(c).name.clone()),
-    };
+    let row = |o: ObjIdx, of: u64| analysis::dominator_row(&snap, &r, &counts, o, of);
     if let Some(p) = parent.filter(|p| !r.is_live(*p)) {
         anyhow::bail!(
             "object {} is not strongly reachable from any GC root: it retains nothing",

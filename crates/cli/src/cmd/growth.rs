@@ -34,21 +34,8 @@ pub struct GrowthArgs {
     /// Heap dumps (.hprof) or saved summaries (.json), oldest first; or one agent run store (RUN.db).
     #[arg(required = true, num_args = 1..)]
     pub inputs: Vec<PathBuf>,
-    /// Ranking: ratio (Figure 5 on kept volumes, with noise and plateau tests), cork (Figure 5 as published), slope.
-    #[arg(long, value_enum, default_value_t = MethodArg::Ratio)]
-    pub method: MethodArg,
-    /// Decay factor f of Figure 5, in percent: a volume that drops less than this still counts as growing.
-    #[arg(long, value_name = "PERCENT", default_value_t = 15.0)]
-    pub decay: f64,
-    /// Rank threshold R of Figure 5 (rank in percentage points of growth, weighted by phase).
-    #[arg(long, value_name = "R", default_value_t = 100.0)]
-    pub rank_threshold: f64,
-    /// Growth phases a candidate needs (Figure 5's MAX_LEAK_PHASES).
-    #[arg(long, value_name = "N", default_value_t = 2)]
-    pub min_phases: u32,
-    /// Ignore classes that grew by less than this (64K, 2M, 1G or bytes).
-    #[arg(long, value_name = "SIZE", default_value = "64K", value_parser = heap_series::parse_bytes)]
-    pub min_growth: u64,
+    #[command(flatten)]
+    pub ranking: RankingArgs,
     /// Show the first N candidates in text (all in JSON).
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub top: usize,
@@ -71,6 +58,26 @@ pub struct GrowthArgs {
     pub dump_args: DumpArgs,
 }
 
+/// How candidates are ranked, shared by `growth` and `report`.
+#[derive(Debug, Args)]
+pub struct RankingArgs {
+    /// Ranking: ratio (Figure 5 on kept volumes, with noise and plateau tests), cork (Figure 5 as published), slope.
+    #[arg(long, value_enum, default_value_t = MethodArg::Ratio)]
+    pub method: MethodArg,
+    /// Decay factor f of Figure 5, in percent: a volume that drops less than this still counts as growing.
+    #[arg(long, value_name = "PERCENT", default_value_t = 15.0)]
+    pub decay: f64,
+    /// Rank threshold R of Figure 5 (rank in percentage points of growth, weighted by phase).
+    #[arg(long, value_name = "R", default_value_t = 100.0)]
+    pub rank_threshold: f64,
+    /// Growth phases a candidate needs (Figure 5's MAX_LEAK_PHASES).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub min_phases: u32,
+    /// Ignore classes that grew by less than this (64K, 2M, 1G or bytes).
+    #[arg(long, value_name = "SIZE", default_value = "64K", value_parser = heap_series::parse_bytes)]
+    pub min_growth: u64,
+}
+
 /// The ranking, on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MethodArg {
@@ -82,8 +89,9 @@ pub enum MethodArg {
     Slope,
 }
 
-impl GrowthArgs {
-    fn options(&self) -> anyhow::Result<growth::Options> {
+impl RankingArgs {
+    /// The growth engine's options, checked.
+    pub fn options(&self) -> anyhow::Result<growth::Options> {
         if !(0.0..100.0).contains(&self.decay) {
             anyhow::bail!("--decay must be a percentage from 0 to below 100, not {}", self.decay);
         }
@@ -106,7 +114,7 @@ pub const RUN_SAMPLES: usize = 96;
 
 /// Runs the command.
 pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
-    let opts = args.options()?;
+    let opts = args.ranking.options()?;
     if let Some(store) = args.inputs.iter().find(|p| heap_series::kind(p).ok() == Some(InputKind::RunStore)) {
         if args.inputs.len() > 1 {
             anyhow::bail!("{} is a run store, a whole series: give it alone", store.display());
@@ -116,34 +124,64 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
         return finish(args, &report);
     }
     let bar = Bar::new(args.dump_args.quiet);
-    let n = args.inputs.len();
-    let mut series = Vec::with_capacity(n);
-    let mut last_snapshot = None;
-    for (i, path) in args.inputs.iter().enumerate() {
-        bar.set_prefix(&format!("{}/{n} ", i + 1));
-        let kind = heap_series::kind(path)?;
-        if i + 1 == n && args.holders > 0 && kind == InputKind::Dump {
-            let snap = dump_args::load_snapshot(path, &args.dump_args, &bar)?;
-            series.push(analysis::summarize_snapshot(&snap, &path.display().to_string()));
-            last_snapshot = Some(snap);
-        } else {
-            series.push(heap_series::summary_as(path, kind, &args.dump_args, &bar)?);
-        }
-    }
-    heap_series::warn_if_unordered(&series, args.dump_args.quiet);
-    let mut report = growth::analyze(&series, &opts, &args.explain);
-    if series.iter().all(|s| s.gc_count.is_none()) {
-        report.notes.push("heap dumps carry no allocation sites, so allocation_sites is empty".into());
-    }
-    if let Some(snap) = last_snapshot.filter(|_| !report.candidates.is_empty()) {
+    let (_, mut report, last) =
+        read_series(&args.inputs, &args.dump_args, &opts, &args.explain, args.holders > 0, &bar)?;
+    if let Some(snap) = last.filter(|_| !report.candidates.is_empty()) {
+        let n = args.inputs.len();
         bar.set_prefix(&format!("{n}/{n} "));
         let retention = analysis::Retention::build(&snap, &bar);
         let paths = analysis::PathFinder::new(&snap, &bar);
-        for c in report.candidates.iter_mut().filter(|c| c.same_structure_as.is_none()).take(args.top.max(1)) {
-            c.holders = analysis::holders(&snap, &retention, &paths, &c.slice, args.holders);
-        }
+        fill_holders(&mut report, &snap, &retention, &paths, args.top, args.holders);
     }
     finish(args, &report)
+}
+
+/// Summarises dumps or saved summaries, oldest first, and ranks them. With `index_last`
+/// and a dump last, that dump is fully indexed (its summary taken from the snapshot) and
+/// handed back, for holders and other questions about the last heap.
+pub fn read_series(
+    inputs: &[PathBuf],
+    dump_args: &DumpArgs,
+    opts: &growth::Options,
+    explain: &[String],
+    index_last: bool,
+    bar: &Bar,
+) -> anyhow::Result<(Vec<growth::HeapSummary>, report::GrowthReport, Option<heap::Snapshot>)> {
+    let n = inputs.len();
+    let mut series = Vec::with_capacity(n);
+    let mut last_snapshot = None;
+    for (i, path) in inputs.iter().enumerate() {
+        bar.set_prefix(&format!("{}/{n} ", i + 1));
+        let kind = heap_series::kind(path)?;
+        if i + 1 == n && index_last && kind == InputKind::Dump {
+            let snap = dump_args::load_snapshot(path, dump_args, bar)?;
+            series.push(analysis::summarize_snapshot(&snap, &path.display().to_string()));
+            last_snapshot = Some(snap);
+        } else {
+            series.push(heap_series::summary_as(path, kind, dump_args, bar)?);
+        }
+    }
+    heap_series::warn_if_unordered(&series, dump_args.quiet);
+    let mut report = growth::analyze(&series, opts, explain);
+    if series.iter().all(|s| s.gc_count.is_none()) {
+        report.notes.push("heap dumps carry no allocation sites, so allocation_sites is empty".into());
+    }
+    Ok((series, report, last_snapshot))
+}
+
+/// Finds, in the last heap, the objects that hold the growth of the first `top` leading
+/// candidates (`max` per container class), with their paths from GC roots.
+pub fn fill_holders(
+    report: &mut report::GrowthReport,
+    snap: &heap::Snapshot,
+    retention: &analysis::Retention,
+    paths: &analysis::PathFinder<'_>,
+    top: usize,
+    max: usize,
+) {
+    for c in report.candidates.iter_mut().filter(|c| c.same_structure_as.is_none()).take(top.max(1)) {
+        c.holders = analysis::holders(snap, retention, paths, &c.slice, max);
+    }
 }
 
 /// The growth report of an agent's run: candidates from the sampled snapshots, slices from

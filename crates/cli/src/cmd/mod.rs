@@ -8,6 +8,7 @@ pub mod histogram;
 pub mod info;
 pub mod jvms;
 pub mod paths;
+pub mod report;
 pub mod retained;
 pub mod roots;
 pub mod run;

@@ -130,7 +130,18 @@ fn run_finds_a_map_never_cleaned_on_g1() {
     let jdk = Jdk::default_jdk();
     let dir = compiled(&jdk);
     let db = run(&jdk, dir.path(), "map", "-XX:+UseG1GC", &[]);
-    assert_found(&growth(&db), "Live$Session", "class Live$SessionStore");
+    let report = growth(&db);
+    assert_found(&report, "Live$Session", "class Live$SessionStore");
+    // The HTML report of the run shows the same candidates, from the same model.
+    let html = dir.path().join("run.html");
+    let out = leakscope(&["report", "--quiet", db.to_str().unwrap(), "-o", html.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let model: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(candidates(&model["growth"]), candidates(&report));
+    assert!(model["heap"].is_null(), "a run store has no object graph");
+    let page = crate::support::chromium(&html, "report-run-store");
+    assert!(page.console.is_empty(), "console: {:?}", page.console);
+    assert!(page.dom.contains("Allocated at") && page.dom.contains("Live.java"), "allocation sites on the page");
 }
 
 #[test]

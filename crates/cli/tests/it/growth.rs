@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::support::{leakscope, Jdk};
 
 /// Runs `tests/java/Growth.java` SCENARIO for `phases` phases; the dumps, oldest first.
-fn series(scenario: &str, phases: usize) -> (tempfile::TempDir, Vec<PathBuf>) {
+pub(crate) fn series(scenario: &str, phases: usize) -> (tempfile::TempDir, Vec<PathBuf>) {
     let jdk = Jdk::default_jdk();
     let dir = tempfile::tempdir().unwrap();
     jdk.compile("Growth", dir.path());

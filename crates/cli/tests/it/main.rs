@@ -6,5 +6,6 @@ mod fixture;
 mod growth;
 mod histogram;
 mod jvm;
+mod report;
 mod retention;
 mod support;

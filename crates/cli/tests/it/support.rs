@@ -154,3 +154,43 @@ impl Drop for Jvm {
         let _ = self.child.wait();
     }
 }
+
+/// What headless Chromium saw of a page.
+pub struct Browser {
+    /// The page's DOM after loading, serialized.
+    pub dom: String,
+    /// Console messages and load failures Chromium logged for the page.
+    pub console: Vec<String>,
+}
+
+/// Opens `page` in headless Chromium (Debian's `chromium`; `scripts/test` installs it), saves
+/// a screenshot as `target/tmp/artifacts/NAME.png`, and returns the DOM and console messages.
+pub fn chromium(page: &Path, name: &str) -> Browser {
+    let artifacts = Path::new(env!("CARGO_TARGET_TMPDIR")).join("artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", page.canonicalize().unwrap().display());
+    let run = |extra: &[String]| {
+        Command::new("chromium")
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run"])
+            .args(["--enable-logging=stderr", "--v=0", "--window-size=1280,2000"])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .args(extra)
+            .arg(&url)
+            .output()
+            .expect("chromium (apt-get install chromium; scripts/test installs it)")
+    };
+    let png = artifacts.join(format!("{name}.png"));
+    let shot = run(&[format!("--screenshot={}", png.display())]);
+    assert!(shot.status.success(), "chromium screenshot: {}", String::from_utf8_lossy(&shot.stderr));
+    assert!(std::fs::metadata(&png).map(|m| m.len() > 10_000).unwrap_or(false), "no screenshot in {}", png.display());
+    let out = run(&["--dump-dom".to_string()]);
+    assert!(out.status.success(), "chromium --dump-dom: {}", String::from_utf8_lossy(&out.stderr));
+    let console = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .chain(String::from_utf8_lossy(&shot.stderr).lines())
+        .filter(|l| l.contains("CONSOLE") || l.contains("Refused to") || l.contains("net::ERR"))
+        .map(str::to_owned)
+        .collect();
+    Browser { dom: String::from_utf8_lossy(&out.stdout).into_owned(), console }
+}

@@ -1,0 +1,160 @@
+//! `leakscope report`: everything about a leak in one self-contained HTML page.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::cmd::growth::{fill_holders, read_series, run_report, RankingArgs, RUN_SAMPLES};
+use crate::dump_args::{self, DumpArgs};
+use crate::exit::Exit;
+use crate::heap_series::{self, InputKind};
+use crate::progress::Bar;
+
+/// Write one HTML file that shows a leak: heap occupancy over the series, the volume curves of
+/// the growing and the biggest classes, each candidate's slice as a diagram with the holders'
+/// paths from GC roots, and for the last dump the leak suspects, the dominator tree, the bytes
+/// per GC root and the histogram.
+///
+/// The file has no script and loads nothing from the network: it opens offline and can be
+/// attached to a bug. It holds class and field names but no string or array contents. Inputs
+/// are read as `growth` reads them: dumps or saved summaries oldest first (the last dump is
+/// fully indexed), one agent run store, or a single dump (no growth section).
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  leakscope report day1.hprof day2.hprof day3.hprof -o leak.html
+  leakscope report app.hprof -o app.html          # one heap: suspects, dominators, roots
+  leakscope report run.db -o run.html             # a run recorded by `leakscope run` or `attach`
+  leakscope report *.hprof --json > report.json   # the same model, as JSON")]
+pub struct ReportArgs {
+    /// Heap dumps (.hprof) or saved summaries (.json), oldest first; or one agent run store (RUN.db).
+    #[arg(required = true, num_args = 1..)]
+    pub inputs: Vec<PathBuf>,
+    /// Write the HTML report to FILE.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub ranking: RankingArgs,
+    /// Candidates whose holders are searched in the last dump.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub top: usize,
+    /// Holder objects shown per container class.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub holders: usize,
+    /// Classes whose volume curves are drawn (the biggest in the last heap).
+    #[arg(long, value_name = "N", default_value_t = 6)]
+    pub classes: usize,
+    /// Levels of the dominator tree included.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub tree_depth: usize,
+    /// Children shown per dominator tree node.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub tree_width: usize,
+    /// Histogram rows included (0 means all).
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub histogram_rows: usize,
+    /// Print the report's model as one JSON document on stdout: {"inputs","growth":{…as growth --json…},"class_curves":[{"class","volumes"}],"heap":{"source","live_bytes","suspects","dominator_tree":[{"id","class","shallow_bytes","retained_bytes","share","children","nodes","more"}],"roots","histogram"},"show_values","notes"}.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub dump_args: DumpArgs,
+}
+
+/// Runs the command.
+pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
+    if args.output.is_none() && !args.json {
+        anyhow::bail!("say where the report goes: -o FILE.html (or --json for the model on stdout)");
+    }
+    let opts = args.ranking.options()?;
+    let kinds = args.inputs.iter().map(|p| heap_series::kind(p)).collect::<anyhow::Result<Vec<_>>>()?;
+    let inputs: Vec<String> = args.inputs.iter().map(|p| p.display().to_string()).collect();
+    let bar = Bar::new(args.dump_args.quiet);
+    let mut notes = Vec::new();
+    let (series, growth, last) = if kinds.contains(&InputKind::RunStore) {
+        if args.inputs.len() > 1 {
+            anyhow::bail!("a run store is a whole series: give it alone");
+        }
+        let run = heap_series::read_run(&args.inputs[0], RUN_SAMPLES)?;
+        let report = run_report(&run, &opts, &[]);
+        let shown: Vec<&str> = report.snapshots.iter().map(|s| s.source.as_str()).collect();
+        let series = run.samples.into_iter().filter(|s| shown.contains(&s.source.as_str())).collect();
+        (series, Some(report), None)
+    } else if args.inputs.len() == 1 {
+        if kinds[0] != InputKind::Dump {
+            anyhow::bail!(
+                "{} is one saved summary: it has no objects to show and no series to rank; give two or more heaps, or a dump",
+                args.inputs[0].display()
+            );
+        }
+        (Vec::new(), None, Some(dump_args::load_snapshot(&args.inputs[0], &args.dump_args, &bar)?))
+    } else {
+        let (series, report, last) = read_series(&args.inputs, &args.dump_args, &opts, &[], true, &bar)?;
+        if last.is_none() {
+            notes.push(
+                "the last input is a saved summary, not a dump: no holders, suspects, dominator tree or roots".into(),
+            );
+        }
+        (series, Some(report), last)
+    };
+    let mut growth = growth;
+    let heap = last.map(|snap| {
+        let n = args.inputs.len();
+        bar.set_prefix(&format!("{n}/{n} "));
+        let retention = analysis::Retention::build(&snap, &bar);
+        let paths = analysis::PathFinder::new(&snap, &bar);
+        if let Some(g) = growth.as_mut() {
+            fill_holders(g, &snap, &retention, &paths, args.top, args.holders);
+        }
+        let closures = analysis::Closures::new(&snap, &bar);
+        let mut histogram = analysis::histogram(&snap.census, analysis::GroupBy::Class);
+        if args.histogram_rows > 0 {
+            histogram.classes.truncate(args.histogram_rows);
+        }
+        report::HeapView {
+            source: inputs.last().cloned().unwrap_or_default(),
+            live_bytes: retention.live_bytes(),
+            suspects: analysis::suspects(&snap, &retention, &paths, 0.10),
+            dominator_tree: analysis::dominator_tree(&snap, &retention, args.tree_width, args.tree_depth),
+            roots: analysis::roots_report(&snap, &retention, &closures, 20),
+            histogram,
+        }
+    });
+    let report = report::LeakReport {
+        inputs,
+        class_curves: class_curves(&series, args.classes),
+        growth,
+        heap,
+        show_values: false,
+        notes,
+    };
+    if let Some(out) = &args.output {
+        std::fs::write(out, report.to_html()).with_context(|| format!("cannot write {}", out.display()))?;
+        if !args.dump_args.quiet {
+            eprintln!("wrote {} (open it in a browser: it needs no network)", out.display());
+        }
+    }
+    if args.json {
+        dump_args::emit(true, &report, |_| String::new())?;
+    }
+    Ok(Exit::Success)
+}
+
+/// Bytes per heap of the `n` classes biggest in the last heap.
+fn class_curves(series: &[growth::HeapSummary], n: usize) -> Vec<report::ClassCurve> {
+    let Some(last) = series.last() else {
+        return Vec::new();
+    };
+    let mut biggest: Vec<&growth::ClassVolume> = last.classes.iter().collect();
+    biggest.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.name.cmp(&b.name)));
+    biggest
+        .into_iter()
+        .take(n)
+        .map(|c| report::ClassCurve {
+            class: c.name.clone(),
+            volumes: series
+                .iter()
+                .map(|s| s.classes.iter().find(|v| v.name == c.name).map_or(0, |v| v.bytes))
+                .collect(),
+        })
+        .collect()
+}
