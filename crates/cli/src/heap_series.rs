@@ -2,7 +2,7 @@
 //! `leakscope summary` (a few KB instead of a dump's GB), told apart by their first bytes.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -41,6 +41,18 @@ pub fn kind(path: &Path) -> anyhow::Result<InputKind> {
             path.display()
         )
     }
+}
+
+/// The run store among `inputs`, if there is one; an error if it is not alone (a run store
+/// is a whole series).
+pub fn run_store(inputs: &[PathBuf]) -> anyhow::Result<Option<&Path>> {
+    let Some(store) = inputs.iter().find(|p| kind(p).ok() == Some(InputKind::RunStore)) else {
+        return Ok(None);
+    };
+    if inputs.len() > 1 {
+        anyhow::bail!("{} is a run store, a whole series: give it alone", store.display());
+    }
+    Ok(Some(store))
 }
 
 /// Reads a saved summary.

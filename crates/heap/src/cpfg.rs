@@ -96,11 +96,11 @@ impl ClassGraph {
         // Each object's kind word at its rank, segments in parallel. A repeated address keeps
         // one of its records' words.
         let kind: Vec<AtomicU64> = std::iter::repeat_with(AtomicU64::default).take(ranks.len()).collect();
-        let starts = scan.segment_kinds.iter().scan(0, |at, (n, _)| {
+        let starts = scan.per_segment.iter().scan(0, |at, (n, _)| {
             *at += n;
             Some(*at - n)
         });
-        let segments: Vec<(usize, &(usize, Vec<RawKind>))> = starts.zip(&scan.segment_kinds).collect();
+        let segments: Vec<(usize, &(usize, Vec<RawKind>))> = starts.zip(&scan.per_segment).collect();
         segments.into_par_iter().for_each(|(at, (n, keys))| {
             // Per key: the class, and the instance size or the array's element type.
             let classes: Vec<(ClassIdx, Result<u64, BasicType>)> = keys

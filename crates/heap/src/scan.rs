@@ -74,8 +74,9 @@ pub(crate) struct Scan {
     pub evidence: Vec<ArrayGap>,
     /// (address, offset or kind word) of every object, as [`Keep`] asked (set by `run` only).
     pub objects: Vec<(u64, u64)>,
-    /// With [`Keep::Kinds`]: per segment, in file order, its objects and its kind keys.
-    pub segment_kinds: Vec<(usize, Vec<RawKind>)>,
+    /// Per segment, in file order: how many objects it kept, and with [`Keep::Kinds`] the
+    /// kind keys their words refer to.
+    pub per_segment: Vec<(usize, Vec<RawKind>)>,
     pub warnings: Warnings,
     pub unread_bytes: u64,
     pub first_error: Option<hprof::Error>,
@@ -125,11 +126,10 @@ impl Scan {
             })
             .collect();
         progress.finish();
-        let kept: Vec<usize> = parts.iter().map(|p| p.segment_kinds.first().map_or(0, |k| k.0)).collect();
         let mut merged = parts.into_iter().fold(Scan::default(), Scan::merge);
         // Close the gaps the bounds left between segments.
         let (mut to, mut from) = (0, 0);
-        for (&n, &bound) in kept.iter().zip(&bounds) {
+        for (&(n, _), &bound) in merged.per_segment.iter().zip(&bounds) {
             objects.copy_within(from..from + n, to);
             to += n;
             from += bound;
@@ -137,9 +137,6 @@ impl Scan {
         objects.truncate(to);
         objects.shrink_to_fit();
         merged.objects = objects;
-        if keep != Keep::Kinds {
-            merged.segment_kinds.clear();
-        }
         merged
     }
 
@@ -216,7 +213,7 @@ impl Scan {
             }
             prev = Some((addr, this));
         }
-        s.segment_kinds.push((kept, kinds));
+        s.per_segment.push((kept, kinds));
         s
     }
 
@@ -257,7 +254,7 @@ impl Scan {
         merge_lens(&mut self.obj_arrays, other.obj_arrays);
         merge_lens(&mut self.prim_arrays, other.prim_arrays);
         self.evidence.extend(other.evidence);
-        self.segment_kinds.extend(other.segment_kinds);
+        self.per_segment.extend(other.per_segment);
         self.warnings.merge(other.warnings);
         self.unread_bytes += other.unread_bytes;
         self.first_error = match (self.first_error, other.first_error) {

@@ -465,7 +465,7 @@ impl<'a> Ctx<'a> {
         for i in 0..class.len() {
             let off = self.offsets.get(start + i);
             let Some(rec) = read_at(self.data, off, self.id_size) else { continue };
-            let (c, bytes) = self.class_and_size(&rec);
+            let (c, bytes) = self.sizes.of_record(&rec);
             if let SubRecord::Class(d) = &rec {
                 f.mirrors.push((i as u32, d.head.class_id));
             }
@@ -508,10 +508,6 @@ impl<'a> Ctx<'a> {
             });
         }
         debug_assert_eq!(k, window.len());
-    }
-
-    pub(crate) fn class_and_size(&self, rec: &SubRecord<'_>) -> (ClassIdx, u64) {
-        self.sizes.of_record(rec)
     }
 }
 

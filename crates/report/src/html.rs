@@ -329,13 +329,7 @@ fn heap_sections(h: &mut String, v: &HeapView, show_values: bool) {
         if !s.contents.is_empty() {
             h.push_str("<table><tr><th>class</th><th class=\"n\">objects</th><th class=\"n\">shallow</th></tr>");
             for a in &s.contents {
-                let _ = write!(
-                    h,
-                    "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-                    esc(&a.class),
-                    thousands(a.count),
-                    human_bytes(a.shallow_bytes)
-                );
+                class_row(h, &a.class, a.count, a.shallow_bytes);
             }
             h.push_str("</table>");
         }
@@ -350,19 +344,24 @@ fn heap_sections(h: &mut String, v: &HeapView, show_values: bool) {
     roots_section(h, &v.roots);
     h.push_str("<section id=\"histogram\"><h2>Histogram</h2><table><tr><th>class</th><th class=\"n\">instances</th><th class=\"n\">shallow</th></tr>");
     for r in &v.histogram.classes {
-        let _ = write!(
-            h,
-            "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-            esc(&r.name),
-            thousands(r.instances),
-            human_bytes(r.shallow_bytes)
-        );
+        class_row(h, &r.name, r.instances, r.shallow_bytes);
     }
     let _ = write!(
         h,
         "<tr><th>total</th><th class=\"n\">{}</th><th class=\"n\">{}</th></tr></table></section>",
         thousands(v.histogram.total_instances),
         human_bytes(v.histogram.total_shallow_bytes)
+    );
+}
+
+/// A table row: a class, how many objects, their shallow bytes.
+fn class_row(h: &mut String, class: &str, objects: u64, bytes: u64) {
+    let _ = write!(
+        h,
+        "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+        esc(class),
+        thousands(objects),
+        human_bytes(bytes)
     );
 }
 

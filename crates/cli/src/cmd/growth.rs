@@ -115,10 +115,7 @@ pub const RUN_SAMPLES: usize = 96;
 /// Runs the command.
 pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
     let opts = args.ranking.options()?;
-    if let Some(store) = args.inputs.iter().find(|p| heap_series::kind(p).ok() == Some(InputKind::RunStore)) {
-        if args.inputs.len() > 1 {
-            anyhow::bail!("{} is a run store, a whole series: give it alone", store.display());
-        }
+    if let Some(store) = heap_series::run_store(&args.inputs)? {
         let run = heap_series::read_run(store, RUN_SAMPLES)?;
         let report = run_report(&run, &opts, &args.explain);
         return finish(args, &report);

@@ -66,27 +66,23 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
         anyhow::bail!("say where the report goes: -o FILE.html (or --json for the model on stdout)");
     }
     let opts = args.ranking.options()?;
-    let kinds = args.inputs.iter().map(|p| heap_series::kind(p)).collect::<anyhow::Result<Vec<_>>>()?;
     let inputs: Vec<String> = args.inputs.iter().map(|p| p.display().to_string()).collect();
     let bar = Bar::new(args.dump_args.quiet);
     let mut notes = Vec::new();
-    let (series, growth, last) = if kinds.contains(&InputKind::RunStore) {
-        if args.inputs.len() > 1 {
-            anyhow::bail!("a run store is a whole series: give it alone");
-        }
-        let run = heap_series::read_run(&args.inputs[0], RUN_SAMPLES)?;
+    let (series, mut growth, last) = if let Some(store) = heap_series::run_store(&args.inputs)? {
+        let run = heap_series::read_run(store, RUN_SAMPLES)?;
         let report = run_report(&run, &opts, &[]);
         let shown: Vec<&str> = report.snapshots.iter().map(|s| s.source.as_str()).collect();
         let series = run.samples.into_iter().filter(|s| shown.contains(&s.source.as_str())).collect();
         (series, Some(report), None)
-    } else if args.inputs.len() == 1 {
-        if kinds[0] != InputKind::Dump {
+    } else if let [only] = &args.inputs[..] {
+        if heap_series::kind(only)? != InputKind::Dump {
             anyhow::bail!(
                 "{} is one saved summary: it has no objects to show and no series to rank; give two or more heaps, or a dump",
-                args.inputs[0].display()
+                only.display()
             );
         }
-        (Vec::new(), None, Some(dump_args::load_snapshot(&args.inputs[0], &args.dump_args, &bar)?))
+        (Vec::new(), None, Some(dump_args::load_snapshot(only, &args.dump_args, &bar)?))
     } else {
         let (series, report, last) = read_series(&args.inputs, &args.dump_args, &opts, &[], true, &bar)?;
         if last.is_none() {
@@ -96,7 +92,6 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
         }
         (series, Some(report), last)
     };
-    let mut growth = growth;
     let heap = last.map(|snap| {
         let n = args.inputs.len();
         bar.set_prefix(&format!("{n}/{n} "));
