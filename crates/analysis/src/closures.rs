@@ -25,6 +25,18 @@ pub struct GroupSizes {
     pub retained_bytes: u64,
 }
 
+impl GroupSizes {
+    /// The sizes as the reports show them.
+    pub fn totals(&self) -> report::GroupTotals {
+        report::GroupTotals {
+            objects: self.objects,
+            shallow_bytes: self.shallow_bytes,
+            transitive_bytes: self.transitive_bytes,
+            retained_bytes: self.retained_bytes,
+        }
+    }
+}
+
 /// Answers closure questions about many groups of one snapshot; holds the predecessor index
 /// (5 bytes per reference and per object) and the live set.
 pub struct Closures<'a> {

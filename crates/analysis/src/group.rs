@@ -82,34 +82,9 @@ const NOT_REACHED: u32 = u32::MAX;
 /// Builds the tree over all objects of `s`, classified by `by` in order, showing the `top`
 /// biggest children of each shown node.
 pub fn classify(s: &Snapshot, closures: &Closures<'_>, by: &[Classifier], top: usize) -> GroupNode {
-    let facts = by
-        .iter()
-        .any(|c| matches!(c, Classifier::DirectlyRooted | Classifier::IndirectlyRooted))
-        .then(|| root_facts(s));
-    // Keys that depend only on the class are made once per class, not once per object.
-    let per_class: Vec<Option<Vec<Vec<String>>>> = by
-        .iter()
-        .map(|&c| class_based(c).then(|| s.classes().iter().map(|(i, _)| class_keys(s, c, i)).collect()))
-        .collect();
-    let mut tree = Tree::default();
-    let mut mirror_key = Vec::new();
-    for o in s.objects() {
-        let mut path: Vec<&str> = Vec::with_capacity(by.len() * 2);
-        let is_mirror = s.mirror_class(o).is_some();
-        if is_mirror {
-            mirror_key = vec![s.type_label(o)];
-        }
-        for (k, &c) in by.iter().enumerate() {
-            match &per_class[k] {
-                Some(_) if is_mirror && c == Classifier::Class => path.push(&mirror_key[0]),
-                Some(keys) => path.extend(keys[s.class_of(o).index()].iter().map(String::as_str)),
-                None => object_keys(facts.as_ref(), c, o, &mut path),
-            }
-        }
-        tree.add(&path, o, s.shallow_bytes(o));
-    }
-    let mut out = tree.node(0, "all objects".into(), top);
-    fill_sizes(s, closures, &tree, 0, &mut out);
+    let tree = GroupTree::build(s, by);
+    let mut out = tree.node(GroupTree::ROOT, top);
+    fill_sizes(s, closures, &tree, GroupTree::ROOT, &mut out);
     out
 }
 
@@ -117,32 +92,66 @@ fn class_based(c: Classifier) -> bool {
     !matches!(c, Classifier::DirectlyRooted | Classifier::IndirectlyRooted)
 }
 
+/// The whole classification tree with counts and shallow bytes per node, for browsing it one
+/// node at a time (`leakscope serve`); deep and retained sizes are asked per node.
 #[derive(Default)]
-struct Tree {
+pub struct GroupTree {
     nodes: Vec<TreeNode>,
 }
 
 #[derive(Default)]
 struct TreeNode {
+    key: String,
     children: BTreeMap<String, usize>,
     objects: Vec<ObjIdx>,
     count: u64,
     shallow: u64,
 }
 
-impl Tree {
-    fn add(&mut self, path: &[&str], o: ObjIdx, bytes: u64) {
-        if self.nodes.is_empty() {
-            self.nodes.push(TreeNode::default());
+impl GroupTree {
+    /// The node that holds all objects.
+    pub const ROOT: usize = 0;
+
+    /// Classifies every object of `s` by `by`, outermost first.
+    pub fn build(s: &Snapshot, by: &[Classifier]) -> GroupTree {
+        let facts = by
+            .iter()
+            .any(|c| matches!(c, Classifier::DirectlyRooted | Classifier::IndirectlyRooted))
+            .then(|| root_facts(s));
+        // Keys that depend only on the class are made once per class, not once per object.
+        let per_class: Vec<Option<Vec<Vec<String>>>> = by
+            .iter()
+            .map(|&c| class_based(c).then(|| s.classes().iter().map(|(i, _)| class_keys(s, c, i)).collect()))
+            .collect();
+        let mut tree = GroupTree { nodes: vec![TreeNode { key: "all objects".into(), ..TreeNode::default() }] };
+        let mut mirror_key = Vec::new();
+        for o in s.objects() {
+            let mut path: Vec<&str> = Vec::with_capacity(by.len() * 2);
+            let is_mirror = s.mirror_class(o).is_some();
+            if is_mirror {
+                mirror_key = vec![s.type_label(o)];
+            }
+            for (k, &c) in by.iter().enumerate() {
+                match &per_class[k] {
+                    Some(_) if is_mirror && c == Classifier::Class => path.push(&mirror_key[0]),
+                    Some(keys) => path.extend(keys[s.class_of(o).index()].iter().map(String::as_str)),
+                    None => object_keys(facts.as_ref(), c, o, &mut path),
+                }
+            }
+            tree.add(&path, o, s.shallow_bytes(o));
         }
-        let mut cur = 0;
-        self.nodes[0].count += 1;
-        self.nodes[0].shallow += bytes;
+        tree
+    }
+
+    fn add(&mut self, path: &[&str], o: ObjIdx, bytes: u64) {
+        let mut cur = Self::ROOT;
+        self.nodes[cur].count += 1;
+        self.nodes[cur].shallow += bytes;
         for key in path {
             let next = match self.nodes[cur].children.get(*key) {
                 Some(&n) => n,
                 None => {
-                    self.nodes.push(TreeNode::default());
+                    self.nodes.push(TreeNode { key: (*key).to_owned(), ..TreeNode::default() });
                     let n = self.nodes.len() - 1;
                     self.nodes[cur].children.insert((*key).to_owned(), n);
                     n
@@ -155,46 +164,69 @@ impl Tree {
         self.nodes[cur].objects.push(o);
     }
 
-    /// The report node for tree node `i`, with its `top` biggest children (recursively).
-    fn node(&self, i: usize, key: String, top: usize) -> GroupNode {
+    /// Whether `i` names a node of this tree.
+    pub fn contains(&self, i: usize) -> bool {
+        i < self.nodes.len()
+    }
+
+    /// Node `i` alone: its key, count and shallow bytes, no children and no closure sizes.
+    pub fn row(&self, i: usize) -> GroupNode {
         let n = &self.nodes[i];
-        let mut kids: Vec<(&String, &usize)> = n.children.iter().collect();
-        kids.sort_by(|a, b| self.nodes[*b.1].shallow.cmp(&self.nodes[*a.1].shallow).then(a.0.cmp(b.0)));
-        let shown = if top == 0 { kids.len() } else { top.min(kids.len()) };
         GroupNode {
-            key,
+            key: n.key.clone(),
             count: n.count,
             shallow_bytes: n.shallow,
             deep_bytes: None,
             retained_bytes: None,
-            children: kids[..shown].iter().map(|(k, &c)| self.node(c, (*k).clone(), top)).collect(),
-            more_children: (kids.len() - shown) as u64,
+            children: Vec::new(),
+            more_children: n.children.len() as u64,
         }
     }
 
-    fn index_of(&self, parent: usize, key: &str) -> usize {
-        self.nodes[parent].children[key]
+    /// The children of node `i`, biggest shallow bytes first (then by key).
+    pub fn children(&self, i: usize) -> Vec<usize> {
+        let mut kids: Vec<usize> = self.nodes[i].children.values().copied().collect();
+        kids.sort_by(|&a, &b| {
+            self.nodes[b].shallow.cmp(&self.nodes[a].shallow).then(self.nodes[a].key.cmp(&self.nodes[b].key))
+        });
+        kids
+    }
+
+    /// The report node for tree node `i`, with its `top` biggest children (recursively).
+    fn node(&self, i: usize, top: usize) -> GroupNode {
+        let kids = self.children(i);
+        let shown = if top == 0 { kids.len() } else { top.min(kids.len()) };
+        GroupNode {
+            children: kids[..shown].iter().map(|&c| self.node(c, top)).collect(),
+            more_children: (kids.len() - shown) as u64,
+            ..self.row(i)
+        }
     }
 
     /// Every object in the subtree of node `i`.
-    fn objects(&self, i: usize, out: &mut Vec<ObjIdx>) {
+    pub fn members(&self, i: usize) -> Vec<ObjIdx> {
+        let mut out = Vec::with_capacity(self.nodes[i].count as usize);
+        self.collect(i, &mut out);
+        out
+    }
+
+    fn collect(&self, i: usize, out: &mut Vec<ObjIdx>) {
         out.extend_from_slice(&self.nodes[i].objects);
         for &c in self.nodes[i].children.values() {
-            self.objects(c, out);
+            self.collect(c, out);
         }
     }
 }
 
 /// Computes deep and retained sizes of the shown nodes bottom-up; returns the node's
 /// transitive closure so that its parent can take the union.
-fn fill_sizes(s: &Snapshot, closures: &Closures<'_>, tree: &Tree, i: usize, node: &mut GroupNode) -> ObjSet {
+fn fill_sizes(s: &Snapshot, closures: &Closures<'_>, tree: &GroupTree, i: usize, node: &mut GroupNode) -> ObjSet {
     let mut child_closures = Vec::new();
     for child in node.children.iter_mut() {
-        let c = tree.index_of(i, &child.key);
+        let c = tree.nodes[i].children[&child.key];
         child_closures.push(fill_sizes(s, closures, tree, c, child));
     }
-    let mut members = Vec::new();
-    tree.objects(i, &mut members);
+    let members = tree.members(i);
     let t = if node.more_children == 0 && !node.children.is_empty() && tree.nodes[i].objects.is_empty() {
         let mut t = child_closures.pop().unwrap_or_else(|| ObjSet::new(s.object_count()));
         child_closures.iter().for_each(|c| t.union_with(c));

@@ -25,7 +25,7 @@ mod suspects;
 
 pub use closures::{Closures, GroupSizes};
 pub use dominator_tree::{dominator_row, dominator_tree};
-pub use group::{classify, Classifier};
+pub use group::{classify, Classifier, GroupTree};
 pub use histogram::{histogram, GroupBy, NO_PACKAGE};
 pub use holders::holders;
 pub use paths::{frame_text, MergedPath, PathFinder, RootInfo, RootPath, Step};

@@ -111,6 +111,33 @@ impl<'a> PathFinder<'a> {
         (out, unreachable)
     }
 
+    /// The `paths` report for `objects` (chosen by `selector`): at most `max` path shapes.
+    pub fn report(&self, selector: String, objects: &[ObjIdx], max: usize) -> report::PathsReport {
+        let s = self.snap;
+        let max = max.max(1);
+        let (merged, unreachable) = self.merged(objects, max + 1);
+        let more_shapes = merged.len() > max;
+        let paths = merged
+            .into_iter()
+            .take(max)
+            .map(|m| report::PathEntry {
+                root: report::PathRoot { kind: m.example.root.kind, detail: m.example.root.detail },
+                steps: m
+                    .example
+                    .steps
+                    .iter()
+                    .map(|st| report::PathStep {
+                        id: report::hex_id(s.address(st.object)),
+                        class: s.type_label(st.object),
+                        field: st.field.clone(),
+                    })
+                    .collect(),
+                count: m.count,
+            })
+            .collect();
+        report::PathsReport { selector, selected: objects.len() as u64, paths, unreachable, more_shapes }
+    }
+
     fn chain(&self, o: ObjIdx) -> Option<Vec<ObjIdx>> {
         let mut chain = vec![o];
         let mut cur = o;

@@ -44,6 +44,8 @@ enum Command {
     Growth(cmd::growth::GrowthArgs),
     /// One self-contained HTML page about a leak: growth charts, slice diagrams, suspects, dominators.
     Report(cmd::report::ReportArgs),
+    /// The report as a local web UI on 127.0.0.1: expandable dominator and grouping trees, paths, search.
+    Serve(cmd::serve::ServeArgs),
     /// Per-class and per-reference changes between two heaps.
     Diff(cmd::diff::DiffArgs),
     /// Save a heap's class points-from graph (a few KB) to compare heaps without keeping dumps.
@@ -78,6 +80,7 @@ fn main() -> std::process::ExitCode {
         Command::Suspects(a) => cmd::suspects::run(a),
         Command::Growth(a) => cmd::growth::run(a),
         Command::Report(a) => cmd::report::run(a),
+        Command::Serve(a) => cmd::serve::run(a),
         Command::Diff(a) => cmd::diff::run(a),
         Command::Summary(a) => cmd::summary::run(a),
         Command::Run(a) => cmd::run::run(a),

@@ -359,6 +359,52 @@ impl Snapshot {
         }
     }
 
+    /// The text of a `java.lang.String`, at most `max_chars` characters, read from its
+    /// `value` array (`char[]` before JDK 9; `byte[]` with `coder` 0 for Latin-1 and 1 for
+    /// UTF-16 in the byte order of the VM, taken as little-endian). `None` for other objects
+    /// and for strings whose array is missing from the dump.
+    pub fn string_value(&self, o: ObjIdx, max_chars: usize) -> Option<String> {
+        let classes = &self.census.classes;
+        let class = self.class_of(o);
+        if classes.get(class).name != "java.lang.String" || self.mirror_class(o).is_some() {
+            return None;
+        }
+        let id_size = self.census.header.id_size;
+        let data = self.dump.data();
+        let Some(SubRecord::Instance { values, .. }) = read_at(data, self.offsets.get(o.index()), id_size) else {
+            return None;
+        };
+        let (mut value, mut coder, mut at) = (None, 0u8, 0usize);
+        for c in classes.chain(class) {
+            for f in &classes.get(c).fields {
+                match (f.name.as_str(), f.ty) {
+                    ("value", hprof::BasicType::Object) => value = Some(hprof::id_in(values, at, id_size)),
+                    ("coder", hprof::BasicType::Byte) => coder = *values.get(at)?,
+                    _ => {}
+                }
+                at += f.ty.dump_bytes(id_size);
+            }
+        }
+        let array = self.find(value?)?;
+        let Some(SubRecord::PrimArray { elem, data, .. }) = read_at(data, self.offsets.get(array.index()), id_size)
+        else {
+            return None;
+        };
+        let text = match (elem, coder) {
+            (hprof::BasicType::Char, _) => {
+                let units = data.chunks_exact(2).map(|b| u16::from_be_bytes([b[0], b[1]]));
+                char::decode_utf16(units).map(|c| c.unwrap_or('\u{fffd}')).take(max_chars).collect()
+            }
+            (hprof::BasicType::Byte, 1) => {
+                let units = data.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+                char::decode_utf16(units).map(|c| c.unwrap_or('\u{fffd}')).take(max_chars).collect()
+            }
+            (hprof::BasicType::Byte, _) => data.iter().take(max_chars).map(|&b| char::from(b)).collect(),
+            _ => return None,
+        };
+        Some(text)
+    }
+
     /// Every class mirror object with the class it stands for, in object order.
     pub fn mirrors(&self) -> &[(ObjIdx, ClassIdx)] {
         &self.mirrors

@@ -92,6 +92,17 @@ pub fn esc(s: &str) -> String {
     out
 }
 
+/// Extra style of the served page: the search box, the lazy trees and the inspector.
+const SERVED_STYLE: &str = "
+header form{margin-top:10px}header input{width:340px;padding:4px 6px}
+[data-class],[data-id]{cursor:pointer}[data-class]:hover,[data-id]:hover{text-decoration:underline}
+.row{display:flex;gap:10px;align-items:baseline;padding:1px 0}.row .grow{flex:1;min-width:0;overflow-wrap:anywhere}
+.kids{margin-left:18px;border-left:1px dotted #c3c8d2;padding-left:6px}
+button.tog{width:22px;border:0;background:none;cursor:pointer;font-size:12px;padding:0}
+button.more{border:1px solid #c3c8d2;background:#fff;border-radius:4px;cursor:pointer;font-size:12px;margin:2px 0}
+.num{font-variant-numeric:tabular-nums;white-space:nowrap;min-width:84px;text-align:right}.err{color:#b3261e}
+";
+
 const STYLE: &str = "
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
 header{background:#1d2330;color:#fff;padding:18px 28px}header h1{margin:0;font-size:20px}
@@ -111,8 +122,18 @@ nav a{color:#c9cfdb;margin-right:14px;font-size:13px}
 const COLORS: [&str; 8] = ["#b3261e", "#1f5fbf", "#1e7b34", "#8a4fbf", "#c77700", "#00838f", "#5d4037", "#c2185b"];
 
 impl LeakReport {
-    /// The report as one HTML document.
+    /// The report as one self-contained HTML document, without script.
     pub fn to_html(&self) -> String {
+        self.page(false)
+    }
+
+    /// The page `leakscope serve` shows: the same report, with the dominator tree, a grouping
+    /// tree and an object inspector browsed through the server's JSON API by `/app.js`.
+    pub fn to_served_html(&self) -> String {
+        self.page(true)
+    }
+
+    fn page(&self, served: bool) -> String {
         let mut h = String::new();
         let title = match (&self.growth, &self.heap) {
             (Some(g), _) => format!("leakscope report: {} heaps", g.snapshots.len()),
@@ -123,9 +144,12 @@ impl LeakReport {
             h,
             "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-             <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
-             <title>{}</title><style>{STYLE}</style></head><body><header><h1>{}</h1><p>{}</p><nav>",
+             <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:{}\">\
+             <title>{}</title><style>{STYLE}{}</style>{}</head><body><header><h1>{}</h1><p>{}</p><nav>",
+            if served { "; script-src 'self'; connect-src 'self'" } else { "" },
             esc(&title),
+            if served { SERVED_STYLE } else { "" },
+            if served { "<script src=\"/app.js\" defer></script>" } else { "" },
             esc(&title),
             esc(&self.inputs.join(", ")),
         );
@@ -134,6 +158,7 @@ impl LeakReport {
             ("classes", "Biggest classes", !self.class_curves.is_empty()),
             ("suspects", "Suspects", self.heap.is_some()),
             ("dominators", "Dominator tree", self.heap.is_some()),
+            ("grouping", "Grouping", served && self.heap.is_some()),
             ("roots", "Roots", self.heap.is_some()),
             ("histogram", "Histogram", self.heap.is_some()),
         ] {
@@ -141,7 +166,21 @@ impl LeakReport {
                 let _ = write!(h, "<a href=\"#{anchor}\">{label}</a>");
             }
         }
-        h.push_str("</nav></header><main>");
+        h.push_str("</nav>");
+        if served && self.heap.is_some() {
+            h.push_str(
+                "<form id=\"search\" role=\"search\"><input id=\"q\" type=\"search\" \
+                 placeholder=\"Find a class, or an object by 0x id\" aria-label=\"Search\" autocomplete=\"off\">\
+                 <button type=\"submit\">Search</button></form>",
+            );
+        }
+        h.push_str("</header><main>");
+        if served && self.heap.is_some() {
+            h.push_str(
+                "<section id=\"inspect\" hidden><h2>Inspector</h2><p id=\"status\" class=\"note\"></p>\
+                 <div id=\"results\"></div><div id=\"detail\"></div></section>",
+            );
+        }
         if let Some(g) = &self.growth {
             self.growth_section(&mut h, g);
         }
@@ -154,7 +193,7 @@ impl LeakReport {
             h.push_str("</section>");
         }
         if let Some(v) = &self.heap {
-            heap_sections(&mut h, v, self.show_values);
+            heap_sections(&mut h, v, self.show_values, served);
         }
         if !self.notes.is_empty() {
             h.push_str("<section><h2>Notes</h2><ul>");
@@ -234,14 +273,14 @@ fn candidate(h: &mut String, c: &Candidate, labels: &[String]) {
     let last = c.volumes.last().copied().unwrap_or(0);
     let _ = write!(
         h,
-        "<div class=\"cand\"><h3 class=\"mono\">{}</h3><p>rank {:.0}, {} growth phases, grew {} ({} → {}, {} instances now)</p>",
-        esc(&c.class),
+        "<div class=\"cand\"><h3 class=\"mono\" data-class=\"{cls}\">{cls}</h3><p>rank {:.0}, {} growth phases, grew {} ({} → {}, {} instances now)</p>",
         c.rank,
         c.phases,
         human_bytes(c.growth_bytes),
         human_bytes(first),
         human_bytes(last),
-        thousands(c.instances.last().copied().unwrap_or(0))
+        thousands(c.instances.last().copied().unwrap_or(0)),
+        cls = esc(&c.class),
     );
     if let Some(other) = &c.same_structure_as {
         let _ = write!(
@@ -290,7 +329,7 @@ fn path_list(h: &mut String, root: Option<&PathRoot>, path: &[PathStep]) {
         let field = s.field.as_deref().map(|f| format!("{} → ", esc(f))).unwrap_or_default();
         let _ = write!(
             h,
-            "<li>{}{field}{} <span class=\"muted\">{}</span></li>",
+            "<li>{}{field}<span data-class=\"{1}\">{1}</span> <span class=\"muted\" data-id=\"{2}\">{2}</span></li>",
             "&nbsp;&nbsp;".repeat(i),
             esc(&s.class),
             esc(&s.id)
@@ -299,7 +338,7 @@ fn path_list(h: &mut String, root: Option<&PathRoot>, path: &[PathStep]) {
     h.push_str("</ul>");
 }
 
-fn heap_sections(h: &mut String, v: &HeapView, show_values: bool) {
+fn heap_sections(h: &mut String, v: &HeapView, show_values: bool, served: bool) {
     let _ = write!(
         h,
         "<section id=\"suspects\"><h2>Leak suspects in {}</h2><p class=\"muted\">{} live (reachable from GC roots).</p>",
@@ -335,12 +374,27 @@ fn heap_sections(h: &mut String, v: &HeapView, show_values: bool) {
         }
         h.push_str("</div>");
     }
-    h.push_str("</section><section id=\"dominators\"><h2>Dominator tree</h2>\
-        <p class=\"muted\">Each object with what it alone keeps alive (retained), biggest first. Click to expand.</p><div class=\"tree\">");
-    for n in &v.dominator_tree {
-        dom_node(h, n, show_values, true);
+    h.push_str(
+        "</section><section id=\"dominators\"><h2>Dominator tree</h2>\
+        <p class=\"muted\">Each object with what it alone keeps alive (retained), biggest first. Click to expand.</p>",
+    );
+    if served {
+        h.push_str("<div id=\"domtree\" class=\"tree\"></div></section>");
+        h.push_str(
+            "<section id=\"grouping\"><h2>Grouping</h2><p class=\"muted\">All objects grouped by classifiers \
+             in order (AntTracks' classification tree): class, package, loader, hierarchy, directly-rooted, \
+             indirectly-rooted. Deep is what a group reaches, retained what freeing the whole group would give back.</p>\
+             <form id=\"groupby\"><label>Group by <input id=\"by\" value=\"package,class\" size=\"40\" \
+             aria-label=\"Classifiers\"></label> <button type=\"submit\">Group</button></form>\
+             <div id=\"grouptree\" class=\"tree\"></div></section>",
+        );
+    } else {
+        h.push_str("<div class=\"tree\">");
+        for n in &v.dominator_tree {
+            dom_node(h, n, show_values, true);
+        }
+        h.push_str("</div></section>");
     }
-    h.push_str("</div></section>");
     roots_section(h, &v.roots);
     h.push_str("<section id=\"histogram\"><h2>Histogram</h2><table><tr><th>class</th><th class=\"n\">instances</th><th class=\"n\">shallow</th></tr>");
     for r in &v.histogram.classes {
@@ -358,7 +412,7 @@ fn heap_sections(h: &mut String, v: &HeapView, show_values: bool) {
 fn class_row(h: &mut String, class: &str, objects: u64, bytes: u64) {
     let _ = write!(
         h,
-        "<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+        "<tr><td class=\"mono\" data-class=\"{0}\">{0}</td><td class=\"n\">{1}</td><td class=\"n\">{2}</td></tr>",
         esc(class),
         thousands(objects),
         human_bytes(bytes)

@@ -8,6 +8,7 @@
 //! assert!(h.to_text(&report::HistogramText::default()).contains("byte[]"));
 //! ```
 
+mod browse;
 mod group;
 mod growth;
 mod histogram;
@@ -20,6 +21,7 @@ mod suspects;
 mod text;
 mod top;
 
+pub use browse::{ApiError, ClassView, DominatorPage, GroupChild, GroupPage, GroupSizesView, ObjectView, SearchPage};
 pub use group::{GroupNode, GroupReport};
 pub use growth::{
     signed_bytes, Candidate, ClassDelta, DiffReport, EdgeDelta, Explanation, GrowthReport, Holder, RankingInfo, Slice,

@@ -12,6 +12,7 @@ pub mod report;
 pub mod retained;
 pub mod roots;
 pub mod run;
+pub mod serve;
 pub mod summary;
 pub mod suspects;
 pub mod top;

@@ -42,32 +42,6 @@ pub fn run(args: &PathsArgs) -> anyhow::Result<Exit> {
     let snap = dump_args::load_snapshot(&args.dump, &args.dump_args, &bar)?;
     let objects = args.selector.select(&snap)?;
     let finder = analysis::PathFinder::new(&snap, &bar);
-    let (merged, unreachable) = finder.merged(&objects, args.max.max(1) + 1);
-    let more_shapes = merged.len() > args.max.max(1);
-    let paths = merged
-        .into_iter()
-        .take(args.max.max(1))
-        .map(|m| report::PathEntry {
-            root: report::PathRoot { kind: m.example.root.kind, detail: m.example.root.detail },
-            steps: m
-                .example
-                .steps
-                .iter()
-                .map(|s| report::PathStep {
-                    id: report::hex_id(snap.address(s.object)),
-                    class: snap.type_label(s.object),
-                    field: s.field.clone(),
-                })
-                .collect(),
-            count: m.count,
-        })
-        .collect();
-    let report = report::PathsReport {
-        selector: args.selector.to_string(),
-        selected: objects.len() as u64,
-        paths,
-        unreachable,
-        more_shapes,
-    };
+    let report = finder.report(args.selector.to_string(), &objects, args.max);
     dump_args::emit(args.json, &report, |r| r.to_text())
 }

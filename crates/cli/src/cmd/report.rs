@@ -34,6 +34,18 @@ pub struct ReportArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
+    pub view: ViewArgs,
+    /// Print the report's model as one JSON document on stdout: {"inputs","growth":{…as growth --json…},"class_curves":[{"class","volumes"}],"heap":{"source","live_bytes","suspects","dominator_tree":[{"id","class","shallow_bytes","retained_bytes","share","children","nodes","more"}],"roots","histogram"},"show_values","notes"}.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub dump_args: DumpArgs,
+}
+
+/// What the report and the web UI include; shared so that both show the same model.
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    #[command(flatten)]
     pub ranking: RankingArgs,
     /// Candidates whose holders are searched in the last dump.
     #[arg(long, value_name = "N", default_value_t = 5)]
@@ -53,11 +65,117 @@ pub struct ReportArgs {
     /// Histogram rows included (0 means all).
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub histogram_rows: usize,
-    /// Print the report's model as one JSON document on stdout: {"inputs","growth":{…as growth --json…},"class_curves":[{"class","volumes"}],"heap":{"source","live_bytes","suspects","dominator_tree":[{"id","class","shallow_bytes","retained_bytes","share","children","nodes","more"}],"roots","histogram"},"show_values","notes"}.
+    /// Show the text of the java.lang.String objects listed (dominator tree, inspector): it may
+    /// hold passwords, tokens, personal data. Off by default: no string or array contents leave the dump.
     #[arg(long)]
-    pub json: bool,
-    #[command(flatten)]
-    pub dump_args: DumpArgs,
+    pub show_values: bool,
+}
+
+/// Characters of a string shown with `--show-values`.
+pub const VALUE_CHARS: usize = 200;
+
+/// The inputs read: the series' summaries, the growth ranking and the last dump, if any.
+pub struct Gathered {
+    /// Summaries of the heaps shown, oldest first.
+    pub series: Vec<growth::HeapSummary>,
+    /// The ranking; `None` for one dump.
+    pub growth: Option<report::GrowthReport>,
+    /// The last input, fully indexed, when it is a dump.
+    pub last: Option<heap::Snapshot>,
+    /// Caveats about the inputs.
+    pub notes: Vec<String>,
+}
+
+/// Reads the inputs as `growth` reads them: dumps or summaries, one run store, or one dump.
+pub fn gather(inputs: &[PathBuf], view: &ViewArgs, dump: &DumpArgs, bar: &Bar) -> anyhow::Result<Gathered> {
+    let opts = view.ranking.options()?;
+    let mut notes = Vec::new();
+    if let Some(store) = heap_series::run_store(inputs)? {
+        let run = heap_series::read_run(store, RUN_SAMPLES)?;
+        let report = run_report(&run, &opts, &[]);
+        let shown: Vec<&str> = report.snapshots.iter().map(|s| s.source.as_str()).collect();
+        let series = run.samples.into_iter().filter(|s| shown.contains(&s.source.as_str())).collect();
+        return Ok(Gathered { series, growth: Some(report), last: None, notes });
+    }
+    if let [only] = inputs {
+        if heap_series::kind(only)? != InputKind::Dump {
+            anyhow::bail!(
+                "{} is one saved summary: it has no objects to show and no series to rank; give two or more heaps, or a dump",
+                only.display()
+            );
+        }
+        let last = Some(dump_args::load_snapshot(only, dump, bar)?);
+        return Ok(Gathered { series: Vec::new(), growth: None, last, notes });
+    }
+    let (series, report, last) = read_series(inputs, dump, &opts, &[], true, bar)?;
+    if last.is_none() {
+        notes.push(
+            "the last input is a saved summary, not a dump: no holders, suspects, dominator tree or roots".into(),
+        );
+    }
+    Ok(Gathered { series, growth: Some(report), last, notes })
+}
+
+/// The analyses of the last dump that the report and the web UI draw from.
+pub struct Analyses<'s> {
+    /// The dump.
+    pub snap: &'s heap::Snapshot,
+    /// Dominator tree and retained sizes.
+    pub retention: analysis::Retention,
+    /// Shortest paths from GC roots.
+    pub paths: analysis::PathFinder<'s>,
+    /// Closures of object groups.
+    pub closures: analysis::Closures<'s>,
+}
+
+impl<'s> Analyses<'s> {
+    /// Runs every analysis of `snap`.
+    pub fn new(snap: &'s heap::Snapshot, bar: &Bar) -> Analyses<'s> {
+        let retention = analysis::Retention::build(snap, bar);
+        let paths = analysis::PathFinder::new(snap, bar);
+        let closures = analysis::Closures::new(snap, bar);
+        Analyses { snap, retention, paths, closures }
+    }
+
+    /// The report's view of this dump; fills the growth candidates' holders.
+    pub fn heap_view(
+        &self,
+        source: String,
+        growth: Option<&mut report::GrowthReport>,
+        view: &ViewArgs,
+    ) -> report::HeapView {
+        let (snap, retention) = (self.snap, &self.retention);
+        if let Some(g) = growth {
+            fill_holders(g, snap, retention, &self.paths, view.top, view.holders);
+        }
+        let mut histogram = analysis::histogram(&snap.census, analysis::GroupBy::Class);
+        if view.histogram_rows > 0 {
+            histogram.classes.truncate(view.histogram_rows);
+        }
+        let mut dominator_tree = analysis::dominator_tree(snap, retention, view.tree_width, view.tree_depth);
+        if view.show_values {
+            add_values(snap, &mut dominator_tree);
+        }
+        report::HeapView {
+            source,
+            live_bytes: retention.live_bytes(),
+            suspects: analysis::suspects(snap, retention, &self.paths, 0.10),
+            dominator_tree,
+            roots: analysis::roots_report(snap, retention, &self.closures, 20),
+            histogram,
+        }
+    }
+}
+
+/// Fills in the text of the strings in a dominator tree.
+fn add_values(snap: &heap::Snapshot, nodes: &mut [report::DomNode]) {
+    for n in nodes {
+        n.value = dump_args::parse_id(&n.object.id)
+            .ok()
+            .and_then(|id| snap.find(id))
+            .and_then(|o| snap.string_value(o, VALUE_CHARS));
+        add_values(snap, &mut n.nodes);
+    }
 }
 
 /// Runs the command.
@@ -65,63 +183,15 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
     if args.output.is_none() && !args.json {
         anyhow::bail!("say where the report goes: -o FILE.html (or --json for the model on stdout)");
     }
-    let opts = args.ranking.options()?;
-    let inputs: Vec<String> = args.inputs.iter().map(|p| p.display().to_string()).collect();
     let bar = Bar::new(args.dump_args.quiet);
-    let mut notes = Vec::new();
-    let (series, mut growth, last) = if let Some(store) = heap_series::run_store(&args.inputs)? {
-        let run = heap_series::read_run(store, RUN_SAMPLES)?;
-        let report = run_report(&run, &opts, &[]);
-        let shown: Vec<&str> = report.snapshots.iter().map(|s| s.source.as_str()).collect();
-        let series = run.samples.into_iter().filter(|s| shown.contains(&s.source.as_str())).collect();
-        (series, Some(report), None)
-    } else if let [only] = &args.inputs[..] {
-        if heap_series::kind(only)? != InputKind::Dump {
-            anyhow::bail!(
-                "{} is one saved summary: it has no objects to show and no series to rank; give two or more heaps, or a dump",
-                only.display()
-            );
-        }
-        (Vec::new(), None, Some(dump_args::load_snapshot(only, &args.dump_args, &bar)?))
-    } else {
-        let (series, report, last) = read_series(&args.inputs, &args.dump_args, &opts, &[], true, &bar)?;
-        if last.is_none() {
-            notes.push(
-                "the last input is a saved summary, not a dump: no holders, suspects, dominator tree or roots".into(),
-            );
-        }
-        (series, Some(report), last)
-    };
-    let heap = last.map(|snap| {
+    let mut gathered = gather(&args.inputs, &args.view, &args.dump_args, &bar)?;
+    let last = gathered.last.take();
+    let analyses = last.as_ref().map(|snap| {
         let n = args.inputs.len();
         bar.set_prefix(&format!("{n}/{n} "));
-        let retention = analysis::Retention::build(&snap, &bar);
-        let paths = analysis::PathFinder::new(&snap, &bar);
-        if let Some(g) = growth.as_mut() {
-            fill_holders(g, &snap, &retention, &paths, args.top, args.holders);
-        }
-        let closures = analysis::Closures::new(&snap, &bar);
-        let mut histogram = analysis::histogram(&snap.census, analysis::GroupBy::Class);
-        if args.histogram_rows > 0 {
-            histogram.classes.truncate(args.histogram_rows);
-        }
-        report::HeapView {
-            source: inputs.last().cloned().unwrap_or_default(),
-            live_bytes: retention.live_bytes(),
-            suspects: analysis::suspects(&snap, &retention, &paths, 0.10),
-            dominator_tree: analysis::dominator_tree(&snap, &retention, args.tree_width, args.tree_depth),
-            roots: analysis::roots_report(&snap, &retention, &closures, 20),
-            histogram,
-        }
+        Analyses::new(snap, &bar)
     });
-    let report = report::LeakReport {
-        inputs,
-        class_curves: class_curves(&series, args.classes),
-        growth,
-        heap,
-        show_values: false,
-        notes,
-    };
+    let report = model(&args.inputs, &args.view, gathered, analyses.as_ref());
     if let Some(out) = &args.output {
         std::fs::write(out, report.to_html()).with_context(|| format!("cannot write {}", out.display()))?;
         if !args.dump_args.quiet {
@@ -132,6 +202,26 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
         dump_args::emit(true, &report, |_| String::new())?;
     }
     Ok(Exit::Success)
+}
+
+/// The report's model from what was read and the last dump's analyses (if it is a dump).
+pub fn model(
+    inputs: &[PathBuf],
+    view: &ViewArgs,
+    gathered: Gathered,
+    analyses: Option<&Analyses<'_>>,
+) -> report::LeakReport {
+    let Gathered { series, mut growth, notes, .. } = gathered;
+    let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+    let heap = analyses.map(|a| a.heap_view(names.last().cloned().unwrap_or_default(), growth.as_mut(), view));
+    report::LeakReport {
+        inputs: names,
+        class_curves: class_curves(&series, view.classes),
+        growth,
+        heap,
+        show_values: view.show_values,
+        notes,
+    }
 }
 
 /// Bytes per heap of the `n` classes biggest in the last heap.

@@ -40,15 +40,7 @@ pub fn run(args: &RetainedArgs) -> anyhow::Result<Exit> {
     let snap = dump_args::load_snapshot(&args.dump, &args.dump_args, &bar)?;
     let groups = args.selectors.iter().map(|sel| sel.select(&snap)).collect::<Result<Vec<_>, _>>()?;
     let closures = analysis::Closures::new(&snap, &bar);
-    let totals = |g: &[heap::ObjIdx]| {
-        let s = closures.sizes(g);
-        report::GroupTotals {
-            objects: s.objects,
-            shallow_bytes: s.shallow_bytes,
-            transitive_bytes: s.transitive_bytes,
-            retained_bytes: s.retained_bytes,
-        }
-    };
+    let totals = |g: &[heap::ObjIdx]| closures.sizes(g).totals();
     let mut all: Vec<heap::ObjIdx> = groups.iter().flatten().copied().collect();
     all.sort_unstable();
     all.dedup();

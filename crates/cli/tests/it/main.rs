@@ -8,4 +8,6 @@ mod histogram;
 mod jvm;
 mod report;
 mod retention;
+mod serve;
 mod support;
+mod webdriver;

@@ -60,7 +60,7 @@ fn a_single_dump_has_no_growth_section() {
 
 /// Five heaps in which instances of a class named like markup pile up in an array held by a
 /// static field named like markup.
-fn hostile_series(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn hostile_series(dir: &Path) -> Vec<PathBuf> {
     (1..=5)
         .map(|phase| {
             let mut h = HeapBuilder::new();

@@ -1,0 +1,289 @@
+// leakscope serve: browses the server's JSON API from the report page.
+// Every string from the heap is attacker-controlled text: it only ever goes into the page
+// through textContent, never as markup.
+"use strict";
+
+const PAGE = 25;
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "text") e.textContent = v;
+    else if (k === "cls") e.className = v;
+    else e.setAttribute(k, v);
+  }
+  for (const k of kids) if (k != null) e.append(k);
+  return e;
+}
+
+function bytes(n) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = n, u = 0;
+  while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
+  return u === 0 ? `${n} B` : `${v.toFixed(1)} ${units[u]}`;
+}
+
+const int = (n) => Number(n).toLocaleString("en-US");
+
+async function api(path, params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null && v !== "") q.set(k, v);
+  const res = await fetch(`${path}?${q}`, { headers: { Accept: "application/json" } });
+  const body = await res.json();
+  if (!res.ok) throw new Error(body.error || `${res.status} ${res.statusText}`);
+  return body;
+}
+
+function status(text, isError) {
+  const s = document.getElementById("status");
+  if (!s) return;
+  s.textContent = text || "";
+  s.className = isError ? "note err" : "note";
+}
+
+function fail(where, e) {
+  where.append(el("div", { cls: "err", text: e.message }));
+}
+
+function classLink(name) {
+  return el("span", { cls: "mono", "data-class": name, text: name });
+}
+
+function idLink(id) {
+  return el("span", { cls: "muted mono", "data-id": id, text: id });
+}
+
+function moreButton(container, shown, total, load) {
+  if (shown >= total) return;
+  const b = el("button", { cls: "more", type: "button", text: `Show ${Math.min(PAGE, total - shown)} more (${int(total - shown)} not shown)` });
+  b.addEventListener("click", () => { b.remove(); load(shown); });
+  container.append(b);
+}
+
+// A row with a toggle that fetches its children the first time it is opened.
+function expandable(row, hasKids, loadKids) {
+  const tog = el("button", { cls: "tog", type: "button", "aria-expanded": "false", text: hasKids ? "▸" : "" });
+  if (!hasKids) tog.disabled = true;
+  row.prepend(tog);
+  let kids = null;
+  tog.addEventListener("click", () => {
+    if (!kids) {
+      kids = el("div", { cls: "kids" });
+      row.after(kids);
+      loadKids(kids, 0);
+    } else {
+      kids.hidden = !kids.hidden;
+    }
+    tog.setAttribute("aria-expanded", String(!kids.hidden));
+    tog.textContent = kids.hidden ? "▸" : "▾";
+  });
+}
+
+// ---- dominator tree ----
+
+async function loadDominators(container, parent, offset) {
+  let page;
+  try {
+    page = await api("/api/dominators", { parent, offset, limit: PAGE });
+  } catch (e) {
+    return fail(container, e);
+  }
+  if (page.total === 0) container.append(el("div", { cls: "muted", text: "dominates nothing" }));
+  for (const n of page.objects) {
+    const o = n;
+    const name = o.represents ? `class ${o.represents}` : o.class;
+    const row = el("div", { cls: "row dom", "data-node": o.id },
+      el("span", { cls: "grow" }, classLink(name), " ", idLink(o.id)),
+      el("span", { cls: "num", text: `retains ${bytes(o.retained_bytes)} (${(o.share * 100).toFixed(1)}%)` }),
+      el("span", { cls: "num muted", text: `shallow ${bytes(o.shallow_bytes)}` }),
+      el("span", { cls: "num muted", text: o.children ? `${int(o.children)} dominated` : "" }));
+    if (o.represents) row.querySelector("[data-class]").setAttribute("data-class", o.represents);
+    expandable(row, o.children > 0, (kids, off) => loadDominators(kids, o.id, off));
+    container.append(row);
+  }
+  moreButton(container, page.offset + page.objects.length, page.total, (off) => loadDominators(container, parent, off));
+}
+
+// ---- grouping tree ----
+
+const sizeQueue = [];
+let sizing = false;
+
+async function drainSizes() {
+  if (sizing) return;
+  sizing = true;
+  while (sizeQueue.length) {
+    const { by, node, deep, retained } = sizeQueue.shift();
+    if (!deep.isConnected) continue;
+    try {
+      const s = await api("/api/group/sizes", { by, node });
+      deep.textContent = bytes(s.sizes.transitive_bytes);
+      retained.textContent = bytes(s.sizes.retained_bytes);
+    } catch (e) {
+      deep.textContent = "?";
+      retained.textContent = "?";
+      deep.title = e.message;
+    }
+  }
+  sizing = false;
+}
+
+async function loadGroup(container, by, node, offset) {
+  let page;
+  try {
+    page = await api("/api/group", { by, node, offset, limit: PAGE });
+  } catch (e) {
+    return fail(container, e);
+  }
+  for (const c of page.children) {
+    const deep = el("span", { cls: "num", title: "deep: bytes the group reaches", text: "…" });
+    const retained = el("span", { cls: "num", title: "retained: bytes freed with the whole group", text: "…" });
+    const row = el("div", { cls: "row group", "data-group": String(c.node) },
+      el("span", { cls: "grow mono", text: c.key }),
+      el("span", { cls: "num", text: `${int(c.count)} objects` }),
+      el("span", { cls: "num muted", title: "shallow bytes", text: bytes(c.shallow_bytes) }),
+      deep, retained);
+    if (by.split(",").pop() === "class" && c.more_children === 0) row.firstChild.setAttribute("data-class", c.key);
+    expandable(row, c.more_children > 0, (kids, off) => loadGroup(kids, by, c.node, off));
+    container.append(row);
+    sizeQueue.push({ by, node: c.node, deep, retained });
+  }
+  moreButton(container, page.offset + page.children.length, page.total, (off) => loadGroup(container, by, node, off));
+  drainSizes();
+}
+
+function regroup() {
+  const tree = document.getElementById("grouptree");
+  const by = document.getElementById("by").value.replace(/\s+/g, "");
+  tree.replaceChildren(el("div", { cls: "row muted" },
+    el("span", { cls: "grow", text: `grouped by ${by}` }), el("span", { text: "count" }),
+    el("span", { text: "shallow" }), el("span", { text: "deep" }), el("span", { text: "retained" })));
+  loadGroup(tree, by, 0, 0);
+}
+
+// ---- inspector ----
+
+function openInspector() {
+  const s = document.getElementById("inspect");
+  s.hidden = false;
+  s.scrollIntoView({ block: "start" });
+  return s;
+}
+
+function sizesTable(sizes) {
+  const t = el("table");
+  for (const [k, v] of [["objects", int(sizes.objects)], ["shallow", bytes(sizes.shallow_bytes)],
+    ["deep (reachable from it)", bytes(sizes.transitive_bytes)], ["retained (freed with it)", bytes(sizes.retained_bytes)]]) {
+    t.append(el("tr", {}, el("th", { text: k }), el("td", { cls: "n", text: v })));
+  }
+  return t;
+}
+
+function pathsList(paths) {
+  const box = el("div");
+  if (paths.paths.length === 0) {
+    box.append(el("p", { cls: "muted", text: "No strong path from a GC root: it would be collected." }));
+  }
+  for (const p of paths.paths) {
+    const ul = el("ul", { cls: "path mono" });
+    ul.append(el("li", { cls: "muted", text: `from ${p.root.kind} ${p.root.detail}${p.count > 1 ? ` (${int(p.count)} objects like this)` : ""}` }));
+    p.steps.forEach((s, i) => {
+      ul.append(el("li", {}, "\u00a0\u00a0".repeat(i) + (s.field ? `${s.field} → ` : ""), classLink(s.class), " ", idLink(s.id)));
+    });
+    box.append(ul);
+  }
+  if (paths.more_shapes) box.append(el("p", { cls: "muted", text: "More path shapes exist." }));
+  if (paths.unreachable) box.append(el("p", { cls: "muted", text: `${int(paths.unreachable)} not strongly reachable.` }));
+  return box;
+}
+
+async function showObject(id) {
+  openInspector();
+  const detail = document.getElementById("detail");
+  status(`Loading ${id}…`);
+  try {
+    const v = await api("/api/object", { id });
+    const o = v.object;
+    const name = o.represents ? `class ${o.represents}` : o.class;
+    const head = el("h3", {}, classLink(o.represents || o.class), " ", el("span", { cls: "muted mono", text: o.id }));
+    head.firstChild.textContent = name;
+    const parts = [head];
+    if (v.value !== undefined) parts.push(el("p", {}, "value: ", el("span", { cls: "mono", text: JSON.stringify(v.value) })));
+    parts.push(sizesTable(v.sizes));
+    parts.push(el("p", {}, v.live ? `Dominates ${int(o.children)} objects. ` : "Not strongly reachable. ",
+      v.dominator ? "Kept alive only through " : "", v.dominator ? classLink(v.dominator.class) : null,
+      v.dominator ? " " : null, v.dominator ? idLink(v.dominator.id) : null));
+    parts.push(el("h3", { text: "Paths from GC roots" }), pathsList(v.paths));
+    detail.replaceChildren(...parts);
+    status("");
+  } catch (e) {
+    status(e.message, true);
+  }
+}
+
+async function showClass(name) {
+  openInspector();
+  const detail = document.getElementById("detail");
+  status(`Loading ${name}…`);
+  try {
+    const v = await api("/api/class", { name });
+    const list = el("ul", { cls: "mono" });
+    for (const o of v.biggest) {
+      list.append(el("li", {}, idLink(o.id), ` retains ${bytes(o.retained_bytes)}, shallow ${bytes(o.shallow_bytes)}`));
+    }
+    detail.replaceChildren(el("h3", { cls: "mono", text: v.class }), el("p", { cls: "muted", text: "All instances together:" }),
+      sizesTable(v.sizes), el("h3", { text: "Biggest instances" }), list,
+      el("h3", { text: "Paths from GC roots" }), pathsList(v.paths));
+    status("");
+  } catch (e) {
+    status(e.message, true);
+  }
+}
+
+async function search(q, offset) {
+  openInspector();
+  const results = document.getElementById("results");
+  if (!offset) results.replaceChildren();
+  try {
+    const page = await api("/api/search", { q, offset, limit: PAGE });
+    if (!offset) {
+      status(`${int(page.total)} classes match ${JSON.stringify(page.query)}.`);
+      if (page.object) results.append(el("p", {}, "Object ", idLink(page.object)));
+    }
+    const t = el("table");
+    for (const c of page.classes) {
+      t.append(el("tr", {}, el("td", { cls: "mono", "data-class": c.name, text: c.name }),
+        el("td", { cls: "n", text: int(c.instances) }), el("td", { cls: "n", text: bytes(c.shallow_bytes) })));
+    }
+    results.append(t);
+    moreButton(results, page.offset + page.classes.length, page.total, (off) => search(q, off));
+  } catch (e) {
+    status(e.message, true);
+  }
+}
+
+document.addEventListener("click", (ev) => {
+  const t = ev.target.closest("[data-id], [data-class]");
+  if (!t) return;
+  if (t.dataset.id) showObject(t.dataset.id);
+  else showClass(t.dataset.class.replace(/^class /, ""));
+});
+
+document.addEventListener("DOMContentLoaded", () => {
+  const dom = document.getElementById("domtree");
+  if (dom) loadDominators(dom, null, 0);
+  const groupby = document.getElementById("groupby");
+  if (groupby) {
+    groupby.addEventListener("submit", (ev) => { ev.preventDefault(); regroup(); });
+    regroup();
+  }
+  const form = document.getElementById("search");
+  if (form) {
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const q = document.getElementById("q").value.trim();
+      if (/^0x[0-9a-f]+$/i.test(q)) showObject(q);
+      search(q, 0);
+    });
+  }
+});

@@ -1,0 +1,477 @@
+//! `leakscope serve`: the report as a local web UI, with the trees browsed on demand.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use clap::Args;
+use graph::Progress;
+use heap::ObjIdx;
+
+use crate::cmd::report::{gather, model, Analyses, ViewArgs, VALUE_CHARS};
+use crate::dump_args::{self, DumpArgs};
+use crate::exit::Exit;
+use crate::progress::Bar;
+
+/// Serve the leak report as a local web UI: the growth view with each candidate's slice, an
+/// expandable dominator tree, a grouping tree re-grouped by any classifiers (AntTracks' count,
+/// shallow, deep and retained columns), and an inspector that shows, for a class or an object,
+/// its paths from GC roots and what it retains. A search box finds classes by name and
+/// objects by id. Long lists are fetched a page at a time.
+///
+/// The UI listens on 127.0.0.1 only: everything in the heap is shown to whoever connects.
+/// It is read-only, answers GET alone, and refuses requests whose Host is not this machine's
+/// loopback name (a web page elsewhere cannot reach it through DNS rebinding). Inputs are read
+/// as `report` reads them; the last one must be a dump for the trees and the inspector.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  leakscope serve day1.hprof day2.hprof day3.hprof     # then open http://127.0.0.1:7878/
+  leakscope serve app.hprof --port 9000
+  leakscope serve app.hprof --port 0                   # any free port; the address is printed
+  ssh -L 7878:127.0.0.1:7878 server                    # to look at a dump on another machine
+
+JSON API (GET only; every answer is one JSON document):
+  /api/report                                  the report's model, as `report --json`
+  /api/dominators?parent=0xID&offset=0&limit=25  objects a node dominates (no parent: the top)
+  /api/group?by=package,class&node=0&offset=0&limit=25  sub-groups of a grouping node
+  /api/group/sizes?by=package,class&node=N     deep and retained bytes of one group
+  /api/object?id=0xID                          an object: paths from roots, sizes, dominator
+  /api/class?name=NAME                         all instances of a class together
+  /api/search?q=TEXT&offset=0&limit=25         classes whose name contains TEXT")]
+pub struct ServeArgs {
+    /// Heap dumps (.hprof) or saved summaries (.json), oldest first; or one agent run store (RUN.db).
+    #[arg(required = true, num_args = 1..)]
+    pub inputs: Vec<PathBuf>,
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, value_name = "PORT", default_value_t = 7878)]
+    pub port: u16,
+    /// Address to listen on. Anything but a loopback address also needs --expose-heap-to-network.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+    /// Allow --bind on a non-loopback address: anyone who can reach it sees the whole heap.
+    #[arg(long)]
+    pub expose_heap_to_network: bool,
+    #[command(flatten)]
+    pub view: ViewArgs,
+    #[command(flatten)]
+    pub dump_args: DumpArgs,
+}
+
+/// The script of the served page.
+const APP_JS: &str = include_str!("../../assets/app.js");
+/// Rows per page unless the request asks for fewer.
+const PAGE: usize = 25;
+/// Rows per page at most.
+const MAX_PAGE: usize = 500;
+/// Grouping trees kept; the oldest is dropped beyond this.
+const GROUPINGS: usize = 6;
+
+/// Runs the command.
+pub fn run(args: &ServeArgs) -> anyhow::Result<Exit> {
+    if !args.bind.is_loopback() && !args.expose_heap_to_network {
+        anyhow::bail!(
+            "refusing to serve on {}: the UI shows the whole heap (class and field names, object graph{}) \
+             to anyone who can connect. Keep the default 127.0.0.1 and reach it through an SSH tunnel \
+             (ssh -L {port}:127.0.0.1:{port} HOST), or add --expose-heap-to-network if you mean it",
+            args.bind,
+            if args.view.show_values { ", string contents" } else { "" },
+            port = args.port
+        );
+    }
+    let bar = Bar::new(args.dump_args.quiet);
+    let mut gathered = gather(&args.inputs, &args.view, &args.dump_args, &bar)?;
+    let last = gathered.last.take();
+    let analyses = last.as_ref().map(|snap| {
+        let n = args.inputs.len();
+        bar.set_prefix(&format!("{n}/{n} "));
+        Analyses::new(snap, &bar)
+    });
+    let report = model(&args.inputs, &args.view, gathered, analyses.as_ref());
+    let browse = analyses.as_ref().map(Browse::new);
+    bar.finish();
+    let server = tiny_http::Server::http((args.bind, args.port))
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e} (pick another --port)", args.bind, args.port))?;
+    let port = server.server_addr().to_ip().map_or(args.port, |a| a.port());
+    let state = State {
+        page: report.to_served_html(),
+        report_json: serde_json::to_string(&report)?,
+        browse,
+        show_values: args.view.show_values,
+        hosts: if args.expose_heap_to_network { None } else { Some(loopback_hosts(port)) },
+    };
+    let shown = if args.bind.is_ipv6() { format!("[{}]", args.bind) } else { args.bind.to_string() };
+    if args.expose_heap_to_network {
+        eprintln!(
+            "WARNING: serving the whole heap{} to the network on {shown}:{port}, without authentication. \
+             Anyone who can reach this address can read it.",
+            if args.view.show_values { ", string contents included," } else { "" }
+        );
+    }
+    eprintln!("leakscope: serving http://{shown}:{port}/ (Ctrl-C to stop)");
+    std::thread::scope(|scope| {
+        for _ in 0..WORKERS {
+            scope.spawn(|| {
+                while let Ok(req) = server.recv() {
+                    let _ = state.answer(req);
+                }
+            });
+        }
+    });
+    Ok(Exit::Success)
+}
+
+/// Requests answered at once: a slow closure does not stall the page.
+const WORKERS: usize = 3;
+
+/// Host header values that name this server on loopback.
+fn loopback_hosts(port: u16) -> Vec<String> {
+    ["127.0.0.1", "localhost", "[::1]"].iter().map(|h| format!("{h}:{port}")).collect()
+}
+
+/// Everything the server answers from.
+struct State<'a, 's> {
+    page: String,
+    report_json: String,
+    browse: Option<Browse<'a, 's>>,
+    show_values: bool,
+    /// Allowed Host headers; `None` when exposed on purpose.
+    hosts: Option<Vec<String>>,
+}
+
+/// A failed request: status and reason.
+struct Failure(u16, String);
+
+fn bad(msg: impl Into<String>) -> Failure {
+    Failure(400, msg.into())
+}
+
+fn not_found(msg: impl Into<String>) -> Failure {
+    Failure(404, msg.into())
+}
+
+/// A successful answer: content type and body.
+struct Body(&'static str, String);
+
+impl State<'_, '_> {
+    fn answer(&self, req: tiny_http::Request) -> std::io::Result<()> {
+        let head = *req.method() == tiny_http::Method::Head;
+        let result = self.route(&req);
+        let (status, body) = match result {
+            Ok(body) => (200, body),
+            Err(Failure(status, error)) => (
+                status,
+                Body("application/json", serde_json::to_string(&report::ApiError { error }).unwrap_or_default()),
+            ),
+        };
+        let mut response = tiny_http::Response::from_string(if head { String::new() } else { body.1 })
+            .with_status_code(status)
+            .with_header(header("Content-Type", &format!("{}; charset=utf-8", body.0)));
+        for (k, v) in [
+            ("X-Content-Type-Options", "nosniff"),
+            ("Referrer-Policy", "no-referrer"),
+            ("X-Frame-Options", "DENY"),
+            ("Cache-Control", "no-store"),
+        ] {
+            response.add_header(header(k, v));
+        }
+        if status == 405 {
+            response.add_header(header("Allow", "GET, HEAD"));
+        }
+        req.respond(response)
+    }
+
+    fn route(&self, req: &tiny_http::Request) -> Result<Body, Failure> {
+        if !matches!(req.method(), tiny_http::Method::Get | tiny_http::Method::Head) {
+            return Err(Failure(405, "read-only: only GET and HEAD are answered".into()));
+        }
+        if let Some(hosts) = &self.hosts {
+            let host = req.headers().iter().find(|h| h.field.equiv("Host")).map(|h| h.value.as_str());
+            if !host.is_some_and(|h| hosts.iter().any(|ok| ok.eq_ignore_ascii_case(h))) {
+                return Err(Failure(
+                    403,
+                    format!(
+                        "Host {:?} is not this machine's loopback address; open http://{}/",
+                        host.unwrap_or(""),
+                        hosts[0]
+                    ),
+                ));
+            }
+        }
+        let (path, query) = req.url().split_once('?').unwrap_or((req.url(), ""));
+        let q = Query::parse(query);
+        match path {
+            "/" | "/index.html" => Ok(Body("text/html", self.page.clone())),
+            "/app.js" => Ok(Body("text/javascript", APP_JS.to_string())),
+            "/api/report" => Ok(Body("application/json", self.report_json.clone())),
+            "/api/dominators" | "/api/group" | "/api/group/sizes" | "/api/object" | "/api/class" | "/api/search" => {
+                let b = self
+                    .browse
+                    .as_ref()
+                    .ok_or_else(|| not_found("the last input is not a heap dump: there are no objects to browse"))?;
+                let json = match path {
+                    "/api/dominators" => to_json(&b.dominators(&q)?),
+                    "/api/group" => to_json(&b.group(&q)?),
+                    "/api/group/sizes" => to_json(&b.group_sizes(&q)?),
+                    "/api/object" => to_json(&b.object(&q, self.show_values)?),
+                    "/api/class" => to_json(&b.class(&q)?),
+                    _ => to_json(&b.search(&q)?),
+                };
+                Ok(Body("application/json", json))
+            }
+            _ => Err(not_found(format!("no page at {path}"))),
+        }
+    }
+}
+
+fn header(k: &str, v: &str) -> tiny_http::Header {
+    tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()).expect("static header names and ASCII values are valid")
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// A request's query parameters, percent-decoded.
+struct Query(Vec<(String, String)>);
+
+impl Query {
+    fn parse(q: &str) -> Query {
+        Query(
+            q.split('&')
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    let (k, v) = p.split_once('=').unwrap_or((p, ""));
+                    (decode(k), decode(v))
+                })
+                .collect(),
+        )
+    }
+
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+
+    fn need(&self, key: &str) -> Result<&str, Failure> {
+        self.get(key).filter(|v| !v.is_empty()).ok_or_else(|| bad(format!("missing parameter {key}")))
+    }
+
+    fn number(&self, key: &str, default: usize) -> Result<usize, Failure> {
+        match self.get(key) {
+            None | Some("") => Ok(default),
+            Some(v) => v.parse().map_err(|_| bad(format!("{key}={v:?} is not a number"))),
+        }
+    }
+
+    /// `offset` and `limit`, the latter capped.
+    fn page(&self) -> Result<(usize, usize), Failure> {
+        Ok((self.number("offset", 0)?, self.number("limit", PAGE)?.clamp(1, MAX_PAGE)))
+    }
+}
+
+/// Percent-decoding of a query component, `+` as space; invalid UTF-8 is replaced.
+fn decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                let hex = |c: u8| char::from(c).to_digit(16);
+                match (hex(b[i + 1]), hex(b[i + 2])) {
+                    (Some(h), Some(l)) => {
+                        out.push((h * 16 + l) as u8);
+                        i += 2;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The last dump's analyses, with the indexes browsing needs.
+struct Browse<'a, 's> {
+    a: &'a Analyses<'s>,
+    /// Dominator tree children, node 0 the super-root and node `i + 1` object `i`.
+    tree: graph::Csr,
+    counts: Vec<u32>,
+    /// Every class, biggest shallow bytes first.
+    histogram: report::Histogram,
+    groupings: Mutex<Vec<(String, Arc<analysis::GroupTree>)>>,
+}
+
+impl<'a, 's> Browse<'a, 's> {
+    fn new(a: &'a Analyses<'s>) -> Browse<'a, 's> {
+        Browse {
+            a,
+            tree: a.retention.tree_children(),
+            counts: a.retention.child_counts(),
+            histogram: analysis::histogram(&a.snap.census, analysis::GroupBy::Class),
+            groupings: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn row(&self, o: ObjIdx, of: u64) -> report::DominatorRow {
+        analysis::dominator_row(self.a.snap, &self.a.retention, &self.counts, o, of)
+    }
+
+    fn object_at(&self, q: &Query, key: &str) -> Result<ObjIdx, Failure> {
+        let id = dump_args::parse_id(q.need(key)?).map_err(bad)?;
+        self.a.snap.find(id).ok_or_else(|| not_found(format!("no object at address 0x{id:x} in the dump")))
+    }
+
+    fn dominators(&self, q: &Query) -> Result<report::DominatorPage, Failure> {
+        let r = &self.a.retention;
+        let parent = match q.get("parent").filter(|p| !p.is_empty()) {
+            Some(_) => Some(self.object_at(q, "parent")?),
+            None => None,
+        };
+        if let Some(p) = parent.filter(|p| !r.is_live(*p)) {
+            return Err(bad(format!(
+                "{} is not strongly reachable from a GC root: it dominates nothing",
+                report::hex_id(self.a.snap.address(p))
+            )));
+        }
+        let (offset, limit) = q.page()?;
+        let node = parent.map_or(0, |p| p.index() + 1);
+        let mut kids: Vec<ObjIdx> = self.tree.successors(node).map(|v| ObjIdx(v - 1)).collect();
+        let total = kids.len();
+        let order = |a: &ObjIdx, b: &ObjIdx| r.retained_bytes(*b).cmp(&r.retained_bytes(*a)).then(a.cmp(b));
+        let end = offset.saturating_add(limit).min(total);
+        if end < total {
+            kids.select_nth_unstable_by(end, order);
+            kids.truncate(end);
+        }
+        kids.sort_unstable_by(order);
+        let of = parent.map_or(r.live_bytes(), |p| r.retained_bytes(p));
+        let objects = kids
+            .into_iter()
+            .skip(offset)
+            .map(|o| {
+                let object = self.row(o, of);
+                report::DomNode { more: object.children, object, value: None, nodes: Vec::new() }
+            })
+            .collect();
+        Ok(report::DominatorPage {
+            parent: parent.map(|p| self.row(p, r.live_bytes())),
+            total: total as u64,
+            offset: offset as u64,
+            objects,
+        })
+    }
+
+    /// The grouping tree for `by=`, built on first use and kept for the next pages.
+    fn grouping(&self, q: &Query) -> Result<(Vec<String>, Arc<analysis::GroupTree>), Failure> {
+        let by: Vec<analysis::Classifier> =
+            q.need("by")?.split(',').map(str::parse).collect::<Result<_, String>>().map_err(bad)?;
+        let names: Vec<String> = by.iter().map(ToString::to_string).collect();
+        let key = names.join(",");
+        let found = self.lock().iter().find(|(k, _)| *k == key).map(|(_, t)| Arc::clone(t));
+        let tree = match found {
+            Some(t) => t,
+            None => {
+                let t = Arc::new(analysis::GroupTree::build(self.a.snap, &by));
+                let mut kept = self.lock();
+                if kept.len() >= GROUPINGS {
+                    kept.remove(0);
+                }
+                kept.push((key, Arc::clone(&t)));
+                t
+            }
+        };
+        Ok((names, tree))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(String, Arc<analysis::GroupTree>)>> {
+        self.groupings.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn group_node(&self, q: &Query, tree: &analysis::GroupTree) -> Result<usize, Failure> {
+        let node = q.number("node", analysis::GroupTree::ROOT)?;
+        if tree.contains(node) {
+            Ok(node)
+        } else {
+            Err(not_found(format!("no group {node} in this grouping")))
+        }
+    }
+
+    fn group(&self, q: &Query) -> Result<report::GroupPage, Failure> {
+        let (by, tree) = self.grouping(q)?;
+        let node = self.group_node(q, &tree)?;
+        let (offset, limit) = q.page()?;
+        let kids = tree.children(node);
+        let child = |n: usize| report::GroupChild { node: n as u64, group: tree.row(n) };
+        Ok(report::GroupPage {
+            by,
+            parent: child(node),
+            total: kids.len() as u64,
+            offset: offset as u64,
+            children: kids.iter().skip(offset).take(limit).map(|&n| child(n)).collect(),
+        })
+    }
+
+    fn group_sizes(&self, q: &Query) -> Result<report::GroupSizesView, Failure> {
+        let (_, tree) = self.grouping(q)?;
+        let node = self.group_node(q, &tree)?;
+        Ok(report::GroupSizesView { node: node as u64, sizes: self.a.closures.sizes(&tree.members(node)).totals() })
+    }
+
+    fn object(&self, q: &Query, show_values: bool) -> Result<report::ObjectView, Failure> {
+        let (s, r) = (self.a.snap, &self.a.retention);
+        let o = self.object_at(q, "id")?;
+        let id = report::hex_id(s.address(o));
+        Ok(report::ObjectView {
+            object: self.row(o, r.live_bytes()),
+            live: r.is_live(o),
+            dominator: r.immediate_dominator(o).map(|d| self.row(d, r.live_bytes())),
+            sizes: self.a.closures.sizes(&[o]).totals(),
+            paths: self.a.paths.report(format!("id:{id}"), &[o], 3),
+            value: if show_values { s.string_value(o, VALUE_CHARS) } else { None },
+        })
+    }
+
+    fn class(&self, q: &Query) -> Result<report::ClassView, Failure> {
+        let (s, r) = (self.a.snap, &self.a.retention);
+        let name = q.need("name")?;
+        let selector: analysis::Selector =
+            format!("class:{name}").parse().map_err(|e: analysis::SelectError| bad(e.to_string()))?;
+        let objects = selector.select(s).map_err(|e| not_found(e.to_string()))?;
+        let mut biggest = objects.clone();
+        let order = |a: &ObjIdx, b: &ObjIdx| r.retained_bytes(*b).cmp(&r.retained_bytes(*a)).then(a.cmp(b));
+        if biggest.len() > 10 {
+            biggest.select_nth_unstable_by(10, order);
+            biggest.truncate(10);
+        }
+        biggest.sort_unstable_by(order);
+        Ok(report::ClassView {
+            class: name.to_string(),
+            sizes: self.a.closures.sizes(&objects).totals(),
+            paths: self.a.paths.report(selector.to_string(), &objects, 5),
+            biggest: biggest.into_iter().map(|o| self.row(o, r.live_bytes())).collect(),
+        })
+    }
+
+    fn search(&self, q: &Query) -> Result<report::SearchPage, Failure> {
+        let query = q.get("q").unwrap_or("").trim().to_string();
+        let (offset, limit) = q.page()?;
+        let needle = query.to_lowercase();
+        let matching: Vec<&report::HistogramRow> =
+            self.histogram.classes.iter().filter(|c| c.name.to_lowercase().contains(&needle)).collect();
+        let object = dump_args::parse_id(&query)
+            .ok()
+            .filter(|_| query.starts_with("0x") || query.starts_with("0X"))
+            .and_then(|id| self.a.snap.find(id))
+            .map(|o| report::hex_id(self.a.snap.address(o)));
+        Ok(report::SearchPage {
+            total: matching.len() as u64,
+            offset: offset as u64,
+            classes: matching.into_iter().skip(offset).take(limit).cloned().collect(),
+            object,
+            query,
+        })
+    }
+}
