@@ -18,6 +18,7 @@
 #![allow(unsafe_code)]
 
 mod classes;
+pub mod instrument;
 mod jvmti;
 pub mod options;
 mod sampler;

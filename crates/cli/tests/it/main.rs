@@ -5,6 +5,7 @@ mod bad_input;
 mod fixture;
 mod growth;
 mod histogram;
+mod instrument;
 mod jvm;
 mod report;
 mod retention;
