@@ -98,6 +98,8 @@ pub mod event {
     pub const VM_INIT: u32 = 50;
     /// `JVMTI_EVENT_VM_DEATH`.
     pub const VM_DEATH: u32 = 51;
+    /// `JVMTI_EVENT_CLASS_PREPARE`.
+    pub const CLASS_PREPARE: u32 = 56;
     /// `JVMTI_EVENT_GARBAGE_COLLECTION_FINISH`.
     pub const GC_FINISH: u32 = 82;
     /// `JVMTI_EVENT_OBJECT_FREE`.
@@ -549,6 +551,59 @@ impl Jni {
         let f: unsafe extern "C" fn(*mut c_void, Jobject) -> Jobject = self.slot(20);
         // SAFETY: pairs with a successful push.
         unsafe { f(self.0, ptr::null_mut()) };
+    }
+
+    /// `GetObjectClass`.
+    pub fn object_class(&self, o: Jobject) -> Jobject {
+        let f: unsafe extern "C" fn(*mut c_void, Jobject) -> Jobject = self.slot(31);
+        // SAFETY: a valid, non-null reference.
+        unsafe { f(self.0, o) }
+    }
+
+    /// `NewStringUTF`; null (with the exception cleared) if the VM is out of memory.
+    pub fn new_string(&self, s: &str) -> Jobject {
+        let text = std::ffi::CString::new(s.replace('\0', " ")).unwrap_or_default();
+        let f: unsafe extern "C" fn(*mut c_void, *const c_char) -> Jobject = self.slot(167);
+        // SAFETY: a NUL-terminated string (ASCII or UTF-8 without NUL: valid modified UTF-8
+        // for the characters a source location holds).
+        let r = unsafe { f(self.0, text.as_ptr()) };
+        if r.is_null() {
+            self.clear_exception();
+        }
+        r
+    }
+
+    /// `RegisterNatives` for `(name, signature, function)` triples; false on failure.
+    pub fn register_natives(&self, class: Jobject, methods: &[(&CStr, &CStr, *const c_void)]) -> bool {
+        #[repr(C)]
+        struct NativeMethod {
+            name: *const c_char,
+            signature: *const c_char,
+            f: *const c_void,
+        }
+        let table: Vec<NativeMethod> =
+            methods.iter().map(|(n, s, f)| NativeMethod { name: n.as_ptr(), signature: s.as_ptr(), f: *f }).collect();
+        let f: unsafe extern "C" fn(*mut c_void, Jobject, *const NativeMethod, Jint) -> Jint = self.slot(215);
+        // SAFETY: the table and its strings outlive the call.
+        let rc = unsafe { f(self.0, class, table.as_ptr(), table.len() as Jint) };
+        self.clear_exception();
+        rc == 0
+    }
+
+    /// Sets a static boolean field (`GetStaticFieldID` initializes the class if needed).
+    pub fn set_static_boolean(&self, class: Jobject, name: &CStr, value: bool) -> bool {
+        let id: unsafe extern "C" fn(*mut c_void, Jobject, *const c_char, *const c_char) -> *mut c_void =
+            self.slot(144);
+        // SAFETY: valid class and C strings.
+        let field = unsafe { id(self.0, class, name.as_ptr(), c"Z".as_ptr()) };
+        if field.is_null() {
+            self.clear_exception();
+            return false;
+        }
+        let set: unsafe extern "C" fn(*mut c_void, Jobject, *mut c_void, u8) = self.slot(155);
+        // SAFETY: `field` is a static boolean field of `class`.
+        unsafe { set(self.0, class, field, u8::from(value)) };
+        true
     }
 
     fn clear_exception(&self) {

@@ -18,6 +18,7 @@
 #![allow(unsafe_code)]
 
 mod classes;
+pub mod expect;
 pub mod instrument;
 mod jvmti;
 pub mod options;
@@ -44,6 +45,10 @@ pub fn source_name(signature: &str) -> String {
     heap::names::java_name(raw.as_bytes())
 }
 
+/// `leakscope-api.jar`, the Java side of `LeakScope.expectDead`, built from
+/// `java/io/leakscope/LeakScope.java` (empty when no JDK was found at build time).
+pub const API_JAR: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/leakscope-api.jar"));
+
 /// Sampling intervals a class must grow by before it can be a candidate.
 pub const SAMPLES_FOR_GROWTH: u64 = 8;
 
@@ -66,7 +71,9 @@ struct Agent {
     opts: Options,
     text: String,
     sampling: bool,
+    object_free: bool,
     sampler: sampler::Sampler,
+    expectations: expect::Expectations,
     classes: classes::Classes,
     gc_count: AtomicU64,
     disabled: AtomicBool,
@@ -199,7 +206,8 @@ fn load(vm: Vm, text: &str, live: bool) -> Jint {
         eprintln!("leakscope agent: this JVM cannot tag objects or report collections; the agent stays off");
         return 1;
     }
-    let sampling = want.has(Capabilities::SAMPLED_ALLOC) && want.has(Capabilities::OBJECT_FREE);
+    let object_free = want.has(Capabilities::OBJECT_FREE);
+    let sampling = want.has(Capabilities::SAMPLED_ALLOC) && object_free;
     if !sampling {
         eprintln!(
             "leakscope agent: heap sampling is held by another agent (only one may have it); \
@@ -216,6 +224,7 @@ fn load(vm: Vm, text: &str, live: bool) -> Jint {
     cb.set(event::GC_FINISH, on_gc_finish as *const c_void);
     cb.set(event::OBJECT_FREE, on_object_free as *const c_void);
     cb.set(event::SAMPLED_ALLOC, on_sampled_alloc as *const c_void);
+    cb.set(event::CLASS_PREPARE, on_class_prepare as *const c_void);
     if let Err(e) = env.set_event_callbacks(&cb) {
         eprintln!("leakscope agent: cannot set event callbacks ({e})");
         return 1;
@@ -227,6 +236,8 @@ fn load(vm: Vm, text: &str, live: bool) -> Jint {
         opts,
         text: text.to_string(),
         sampling,
+        object_free,
+        expectations: expect::Expectations::default(),
         classes: classes::Classes::default(),
         gc_count: AtomicU64::new(0),
         disabled: AtomicBool::new(false),
@@ -264,8 +275,11 @@ fn begin() -> jvmti::JResult<()> {
 /// Turns the events on.
 fn events_on(a: &Agent) -> jvmti::JResult<()> {
     a.env.set_event(true, event::GC_FINISH)?;
-    if a.sampling {
+    a.env.set_event(true, event::CLASS_PREPARE)?;
+    if a.object_free {
         a.env.set_event(true, event::OBJECT_FREE)?;
+    }
+    if a.sampling {
         a.env.set_heap_sampling_interval(a.opts.interval as Jint)?;
         a.env.set_event(true, event::SAMPLED_ALLOC)?;
     }
@@ -274,7 +288,7 @@ fn events_on(a: &Agent) -> jvmti::JResult<()> {
 
 /// Turns every event off (after an error or at shutdown).
 fn events_off(a: &Agent) {
-    for e in [event::SAMPLED_ALLOC, event::OBJECT_FREE, event::GC_FINISH] {
+    for e in [event::SAMPLED_ALLOC, event::OBJECT_FREE, event::GC_FINISH, event::CLASS_PREPARE] {
         let _ = a.env.set_event(false, e);
     }
 }
@@ -318,6 +332,17 @@ unsafe extern "C" fn on_object_free(_jvmti: *mut c_void, tag: Jlong) {
     guard("ObjectFree", (), || {
         if let Some(a) = AGENT.get() {
             a.sampler.freed(tag);
+            a.expectations.freed(tag);
+        }
+    });
+}
+
+unsafe extern "C" fn on_class_prepare(_jvmti: *mut c_void, jni: *mut c_void, _thread: Jobject, klass: Jobject) {
+    guard("ClassPrepare", (), || {
+        let Some(a) = AGENT.get() else { return };
+        if a.active() && a.env.class_signature(klass).is_ok_and(|s| s == expect::API_CLASS) {
+            // Not initialized yet: its static initializer asks bound0() and sets the flag.
+            expect::bind(Jni(jni), klass, false);
         }
     });
 }

@@ -60,7 +60,29 @@ CREATE TABLE IF NOT EXISTS edges(
 CREATE TABLE IF NOT EXISTS holders(
     snapshot INTEGER NOT NULL, container TEXT NOT NULL, array TEXT NOT NULL, bytes INTEGER NOT NULL, path TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS events(time_ms INTEGER NOT NULL, message TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS expectations(
+    slot INTEGER PRIMARY KEY, class TEXT NOT NULL, site TEXT NOT NULL, at_ms INTEGER NOT NULL,
+    freed INTEGER NOT NULL, checked_ms INTEGER, reached INTEGER NOT NULL, held_by TEXT NOT NULL);
 ";
+
+/// An object the program declared dead (`LeakScope.expectDead`), as the agent last saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredExpectation {
+    /// Its class.
+    pub class: String,
+    /// Where `expectDead` was called.
+    pub site: String,
+    /// When, ms since the epoch.
+    pub at_ms: u64,
+    /// Collected since.
+    pub freed: bool,
+    /// When a walk last looked (not freed by then), ms since the epoch.
+    pub checked_ms: Option<u64>,
+    /// Whether that walk reached it.
+    pub reached: bool,
+    /// What referenced it in that walk.
+    pub held_by: Vec<String>,
+}
 
 /// One class in a sampled snapshot: estimated live objects and bytes, and bytes allocated so far.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,6 +245,32 @@ impl Store {
         self.thin("walk", MAX_WALKS)
     }
 
+    /// Replaces the expectations with `all` (by slot; `names` names class ids).
+    pub fn write_expectations(
+        &mut self,
+        all: &[crate::expect::Expectation],
+        names: &[String],
+    ) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(err(&path))?;
+        {
+            let mut ins = tx
+                .prepare_cached("INSERT OR REPLACE INTO expectations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+                .map_err(err(&path))?;
+            for (slot, x) in all.iter().enumerate() {
+                let class = names.get(x.class as usize).map_or("(unknown class)", String::as_str);
+                let (checked, held) = match &x.checked {
+                    Some((t, held)) => (Some(*t as i64), held.join(PATH_SEP)),
+                    None => (None, String::new()),
+                };
+                let reached = x.checked.as_ref().is_some_and(|(_, h)| !h.is_empty());
+                ins.execute(params![slot as i64, class, x.site, x.at_ms as i64, x.freed, checked, reached, held])
+                    .map_err(err(&path))?;
+            }
+        }
+        tx.commit().map_err(err(&path))
+    }
+
     /// Records something the user should know (a skipped walk, an internal error).
     pub fn event(&mut self, time_ms: u64, message: &str) -> Result<(), StoreError> {
         self.conn
@@ -295,6 +343,8 @@ pub struct Run {
     pub sites: Vec<Site>,
     /// Messages the agent left, oldest first.
     pub events: Vec<String>,
+    /// Objects declared dead with `LeakScope.expectDead`, in call order.
+    pub expectations: Vec<StoredExpectation>,
 }
 
 /// Whether `head` (a file's first bytes) is a SQLite database.
@@ -453,6 +503,34 @@ pub fn read(path: &Path, max_samples: usize) -> Result<Run, StoreError> {
         let mut q = tx.prepare("SELECT message FROM events ORDER BY rowid").map_err(&e)?;
         let rows = q.query_map([], |r| r.get(0)).map_err(&e)?;
         run.events = rows.collect::<Result<_, _>>().map_err(&e)?;
+    }
+    let has_expectations: Option<String> = tx
+        .query_row("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'expectations'", [], |r| r.get(0))
+        .optional()
+        .map_err(&e)?;
+    if has_expectations.is_some() {
+        let mut q = tx
+            .prepare("SELECT class, site, at_ms, freed, checked_ms, reached, held_by FROM expectations ORDER BY slot")
+            .map_err(&e)?;
+        let rows = q
+            .query_map([], |r| {
+                Ok(StoredExpectation {
+                    class: r.get(0)?,
+                    site: r.get(1)?,
+                    at_ms: r.get::<_, i64>(2)? as u64,
+                    freed: r.get(3)?,
+                    checked_ms: r.get::<_, Option<i64>>(4)?.map(|t| t as u64),
+                    reached: r.get(5)?,
+                    held_by: r
+                        .get::<_, String>(6)?
+                        .split(PATH_SEP)
+                        .filter(|h| !h.is_empty())
+                        .map(str::to_string)
+                        .collect(),
+                })
+            })
+            .map_err(&e)?;
+        run.expectations = rows.collect::<Result<_, _>>().map_err(&e)?;
     }
     Ok(run)
 }

@@ -136,6 +136,16 @@ impl Holders {
     }
 }
 
+/// What references an object, in words: a class, `class C` for its static fields, `root KIND`.
+fn held_name(held: Held, names: &[String]) -> String {
+    let name = |id: u32| names.get(id as usize).cloned().unwrap_or_else(|| format!("(class #{id})"));
+    match held {
+        Held::Statics(c) => growth::statics_of(&name(c)),
+        Held::Instance(c, _) => name(c),
+        Held::Root(k) => format!("root {}", root_kind(k)),
+    }
+}
+
 fn root_kind(kind: u32) -> &'static str {
     match kind {
         21 => "JNI global",
@@ -154,6 +164,7 @@ struct State<'h> {
     aborted: bool,
     holders: &'h mut Holders,
     seen_samples: Vec<u32>,
+    expected: Vec<(u32, Held)>,
     nodes: Vec<Node>,
     edges: FxHashMap<EdgeKey, (u64, u64)>,
     referent_index: Option<Jint>,
@@ -182,6 +193,8 @@ pub struct Walk {
     pub holders: Vec<HolderChain>,
     /// Slots of the sampled objects the walk reached, sorted.
     pub seen_samples: Vec<u32>,
+    /// Objects expected dead that the walk reached: slot, and what referenced them.
+    pub expected: Vec<(u32, String)>,
 }
 
 /// Callbacks between two looks at the clock.
@@ -215,6 +228,7 @@ pub fn walk(
         aborted: false,
         holders,
         seen_samples: Vec::new(),
+        expected: Vec::new(),
         nodes: Vec::new(),
         edges: FxHashMap::default(),
         referent_index,
@@ -242,7 +256,8 @@ pub fn walk(
     let mut seen_samples = std::mem::take(&mut state.seen_samples);
     seen_samples.sort_unstable();
     seen_samples.dedup();
-    Ok(Ok(Walk { summary, pause, holders: state.holders.chains(&names), seen_samples }))
+    let expected = state.expected.iter().map(|&(slot, held)| (slot, held_name(held, &names))).collect();
+    Ok(Ok(Walk { summary, pause, holders: state.holders.chains(&names), seen_samples, expected }))
 }
 
 fn summarise(state: &State, names: &[String]) -> HeapSummary {
@@ -321,6 +336,16 @@ unsafe extern "C" fn on_reference(
         let r = on_reference_safe(state, kind, index, class_tag, referrer_class_tag, size, referrer_tag);
         if r != 0 && tag & SAMPLE_BIT != 0 {
             state.seen_samples.push(tag as u32);
+        }
+        if let Some(slot) = crate::expect::slot_of(tag).filter(|_| r != 0) {
+            let held = match kind {
+                reference::STATIC_FIELD => class_id(referrer_tag).map(Held::Statics),
+                reference::FIELD | reference::ARRAY_ELEMENT => {
+                    class_id(referrer_class_tag).map(|c| Held::Instance(c, None))
+                }
+                _ => Some(Held::Root(kind)),
+            };
+            state.expected.extend(held.map(|h| (slot, h)));
         }
         if r != 0 && !referrer_tag_ptr.is_null() {
             if let Some(new_tag) =

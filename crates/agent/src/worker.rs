@@ -28,7 +28,8 @@ const RETRY_AFTER: Duration = Duration::from_secs(600);
 /// Sites recorded per sampled snapshot, most live bytes first.
 const MAX_SITES: usize = 500;
 
-fn now_ms() -> u64 {
+/// Milliseconds since the epoch.
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
@@ -110,6 +111,11 @@ impl<'a> Worker<'a> {
             jni.pop_local_frame();
         }
         events_on(a).map_err(|e| format!("cannot enable events ({e})"))?;
+        if jni.push_local_frame(64) {
+            // Classes loaded before the agent came; later ones are bound as they are prepared.
+            crate::expect::bind_loaded(env, jni);
+            jni.pop_local_frame();
+        }
         eprintln!("leakscope agent: recording to {}", a.opts.out.display());
         Ok(Worker {
             a,
@@ -177,6 +183,9 @@ impl<'a> Worker<'a> {
     fn record_sample(&mut self, gc: u64, clean: bool) -> Result<(), String> {
         let a = self.a;
         a.sampler.drain_freed();
+        if a.expectations.drain_freed() {
+            self.write_expectations()?;
+        }
         let names = a.classes.names();
         let name = |id: usize| names.get(id).cloned().unwrap_or_else(|| format!("(class #{id})"));
         let volumes = a.sampler.classes();
@@ -341,6 +350,16 @@ impl<'a> Worker<'a> {
         }
         self.last_walk = Some((Instant::now(), summary.total_instances, live_bytes));
         self.store.write_walk(&summary, walk.pause.as_secs_f64() * 1000.0, &walk.holders).map_err(|e| e.to_string())?;
+        if !a.expectations.is_empty() {
+            a.expectations.drain_freed();
+            a.expectations.walked(summary.time_ms.unwrap_or(0), &walk.expected);
+            self.write_expectations()?;
+        }
         Ok(true)
+    }
+
+    fn write_expectations(&mut self) -> Result<(), String> {
+        let names = self.a.classes.names();
+        self.store.write_expectations(&self.a.expectations.all(), &names).map_err(|e| e.to_string())
     }
 }

@@ -12,6 +12,7 @@
 
 mod closures;
 mod dominator_tree;
+mod expectations;
 mod group;
 mod histogram;
 mod holders;
@@ -25,6 +26,7 @@ mod suspects;
 
 pub use closures::{Closures, GroupSizes};
 pub use dominator_tree::{dominator_row, dominator_tree};
+pub use expectations::{expectations, EXPECTED_CLASS};
 pub use group::{classify, Classifier, GroupTree};
 pub use histogram::{histogram, GroupBy, NO_PACKAGE};
 pub use holders::holders;

@@ -46,6 +46,10 @@ enum Command {
     Report(cmd::report::ReportArgs),
     /// The report as a local web UI on 127.0.0.1: expandable dominator and grouping trees, paths, search.
     Serve(cmd::serve::ServeArgs),
+    /// Whether the objects a program declared dead (LeakScope.expectDead) are really gone, and what keeps them.
+    Check(cmd::check::CheckArgs),
+    /// Write leakscope-api.jar, whose LeakScope.expectDead(o) declares that an object should be garbage.
+    ApiJar(cmd::api_jar::ApiJarArgs),
     /// Per-class and per-reference changes between two heaps.
     Diff(cmd::diff::DiffArgs),
     /// Save a heap's class points-from graph (a few KB) to compare heaps without keeping dumps.
@@ -81,6 +85,8 @@ fn main() -> std::process::ExitCode {
         Command::Growth(a) => cmd::growth::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Serve(a) => cmd::serve::run(a),
+        Command::Check(a) => cmd::check::run(a),
+        Command::ApiJar(a) => cmd::api_jar::run(a),
         Command::Diff(a) => cmd::diff::run(a),
         Command::Summary(a) => cmd::summary::run(a),
         Command::Run(a) => cmd::run::run(a),

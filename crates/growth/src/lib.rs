@@ -70,6 +70,7 @@ pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> re
         candidates,
         explained: explain.iter().map(|name| explanation(&series, name, o)).collect(),
         notes: notes(summaries.len(), o),
+        expected_dead: None,
     }
 }
 

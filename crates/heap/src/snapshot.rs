@@ -359,33 +359,54 @@ impl Snapshot {
         }
     }
 
+    /// The value of instance field `name` of object `o` (the most derived class's field when
+    /// several classes of its chain declare one), read from the dump.
+    pub fn field(&self, o: ObjIdx, name: &str) -> Option<Value> {
+        let classes = &self.census.classes;
+        let id_size = self.census.header.id_size;
+        let Some(SubRecord::Instance { values, .. }) = read_at(self.dump.data(), self.offsets.get(o.index()), id_size)
+        else {
+            return None;
+        };
+        let mut at = 0usize;
+        for c in classes.chain(self.class_of(o)) {
+            for f in &classes.get(c).fields {
+                if f.name == name {
+                    let bytes = values.get(at..at + f.ty.dump_bytes(id_size))?;
+                    return Some(match f.ty {
+                        hprof::BasicType::Object => Value::Object(hprof::id_in(bytes, 0, id_size)),
+                        ty => Value::Primitive(ty, bytes.iter().fold(0u64, |v, &b| v << 8 | u64::from(b))),
+                    });
+                }
+                at += f.ty.dump_bytes(id_size);
+            }
+        }
+        None
+    }
+
+    /// The object a reference field of `o` points to, if not null and in the dump.
+    pub fn field_object(&self, o: ObjIdx, name: &str) -> Option<ObjIdx> {
+        match self.field(o, name)? {
+            Value::Object(id) if id != 0 => self.find(id),
+            _ => None,
+        }
+    }
+
     /// The text of a `java.lang.String`, at most `max_chars` characters, read from its
     /// `value` array (`char[]` before JDK 9; `byte[]` with `coder` 0 for Latin-1 and 1 for
     /// UTF-16 in the byte order of the VM, taken as little-endian). `None` for other objects
     /// and for strings whose array is missing from the dump.
     pub fn string_value(&self, o: ObjIdx, max_chars: usize) -> Option<String> {
-        let classes = &self.census.classes;
-        let class = self.class_of(o);
-        if classes.get(class).name != "java.lang.String" || self.mirror_class(o).is_some() {
+        if self.census.classes.get(self.class_of(o)).name != "java.lang.String" || self.mirror_class(o).is_some() {
             return None;
         }
+        let coder = match self.field(o, "coder") {
+            Some(Value::Primitive(_, c)) => c,
+            _ => 0,
+        };
         let id_size = self.census.header.id_size;
         let data = self.dump.data();
-        let Some(SubRecord::Instance { values, .. }) = read_at(data, self.offsets.get(o.index()), id_size) else {
-            return None;
-        };
-        let (mut value, mut coder, mut at) = (None, 0u8, 0usize);
-        for c in classes.chain(class) {
-            for f in &classes.get(c).fields {
-                match (f.name.as_str(), f.ty) {
-                    ("value", hprof::BasicType::Object) => value = Some(hprof::id_in(values, at, id_size)),
-                    ("coder", hprof::BasicType::Byte) => coder = *values.get(at)?,
-                    _ => {}
-                }
-                at += f.ty.dump_bytes(id_size);
-            }
-        }
-        let array = self.find(value?)?;
+        let array = self.field_object(o, "value")?;
         let Some(SubRecord::PrimArray { elem, data, .. }) = read_at(data, self.offsets.get(array.index()), id_size)
         else {
             return None;

@@ -114,6 +114,9 @@ pub struct GrowthReport {
     pub explained: Vec<Explanation>,
     /// Caveats about the input (allocation sites unknown, too few heaps, ...).
     pub notes: Vec<String>,
+    /// Objects declared dead with `LeakScope.expectDead` (agent runs only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub expected_dead: Option<crate::expect::ExpectationsReport>,
 }
 
 /// Why a class is, or is not, a candidate.
@@ -164,6 +167,9 @@ impl GrowthReport {
         }
         for n in &self.notes {
             let _ = writeln!(o, "note: {n}");
+        }
+        if let Some(x) = self.expected_dead.as_ref().filter(|x| x.expectations > 0) {
+            let _ = write!(o, "\n{}", x.to_text());
         }
         o
     }

@@ -9,6 +9,7 @@
 //! ```
 
 mod browse;
+mod expect;
 mod group;
 mod growth;
 mod histogram;
@@ -22,6 +23,7 @@ mod text;
 mod top;
 
 pub use browse::{ApiError, ClassView, DominatorPage, GroupChild, GroupPage, GroupSizesView, ObjectView, SearchPage};
+pub use expect::{ExpectationsReport, ExpectedDead};
 pub use group::{GroupNode, GroupReport};
 pub use growth::{
     signed_bytes, Candidate, ClassDelta, DiffReport, EdgeDelta, Explanation, GrowthReport, Holder, RankingInfo, Slice,
@@ -34,5 +36,5 @@ pub use paths::{PathEntry, PathRoot, PathStep, PathsReport};
 pub use retention::{DominatorReport, DominatorRow, GroupTotals, RetainedReport, SelectedGroup, WEAK_NOTE};
 pub use roots::{FrameRow, RootBytes, RootKindRow, RootsReport, StaticRow, ThreadRow};
 pub use suspects::{Accumulated, Suspect, SuspectsReport};
-pub use text::{hex_id, human_bytes, thousands};
+pub use text::{hex_id, human_bytes, human_ms, thousands};
 pub use top::{TopCandidate, TopClass, TopView};

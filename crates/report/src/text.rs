@@ -34,6 +34,16 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
+/// A duration in milliseconds for people: `850 ms`, `4.2 s`, `3 min 10 s`, `2 h 5 min`.
+pub fn human_ms(ms: u64) -> String {
+    match ms {
+        0..=999 => format!("{ms} ms"),
+        1_000..=59_999 => format!("{:.1} s", ms as f64 / 1000.0),
+        60_000..=3_599_999 => format!("{} min {} s", ms / 60_000, ms % 60_000 / 1000),
+        _ => format!("{} h {} min", ms / 3_600_000, ms % 3_600_000 / 60_000),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,5 +57,9 @@ mod tests {
         assert_eq!(human_bytes(1023), "1023 B");
         assert_eq!(human_bytes(1536), "1.5 KiB");
         assert_eq!(human_bytes(3 << 30), "3.0 GiB");
+        assert_eq!(human_ms(850), "850 ms");
+        assert_eq!(human_ms(4_210), "4.2 s");
+        assert_eq!(human_ms(190_500), "3 min 10 s");
+        assert_eq!(human_ms(7_500_000), "2 h 5 min");
     }
 }

@@ -226,6 +226,9 @@ pub fn run_report(run: &agent::store::Run, opts: &growth::Options, explain: &[St
     if let Some(status) = run.meta.get("status").filter(|s| s.starts_with("disabled")) {
         report.notes.push(format!("the agent was {status}"));
     }
+    if !run.expectations.is_empty() {
+        report.expected_dead = Some(crate::cmd::check::of_run(run, "the run"));
+    }
     report
 }
 

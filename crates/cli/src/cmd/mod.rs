@@ -1,5 +1,7 @@
 //! One module per subcommand: its arguments and its `run`.
 
+pub mod api_jar;
+pub mod check;
 pub mod diff;
 pub mod dominators;
 pub mod group;

@@ -250,7 +250,7 @@ pub fn has_agent(pid: u32) -> bool {
 }
 
 /// `jcmd` of the JVM's own JDK when it can be found (`/proc/PID/exe`), else from PATH.
-fn jcmd_for(pid: u32) -> PathBuf {
+pub fn jcmd_for(pid: u32) -> PathBuf {
     if let Ok(java) = std::fs::read_link(format!("/proc/{pid}/exe")) {
         if let Some(bin) = java.parent() {
             let jcmd = bin.join("jcmd");

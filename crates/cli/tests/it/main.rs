@@ -2,6 +2,7 @@
 
 mod agent;
 mod bad_input;
+mod expect;
 mod fixture;
 mod growth;
 mod histogram;

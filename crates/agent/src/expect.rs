@@ -1,0 +1,209 @@
+//! `LeakScope.expectDead(o)` (RTHeapDebug's assertion that an object should now be dead):
+//! the natives of `leakscope-api.jar`, bound by the agent, and what the agent knows of each
+//! expectation. The object keeps its tag with [`EXPECT_BIT`] and a slot; `ObjectFree` says it
+//! was collected; each heap walk says whether it is still reachable and what references it.
+//! The Java side keeps a weak `LeakScope$Expected` per call, so that a heap dump holds the
+//! expectations too and `leakscope check` can name the whole path and the retained bytes.
+
+use std::ffi::c_void;
+use std::sync::Mutex;
+
+use crate::jvmti::{Env, FrameInfo, Jlong, Jni, Jobject};
+
+/// Tag bit of an object expected to be dead; bits 36..58 are its slot. It combines with a
+/// sample tag (low 32 bits), so that a sampled object can also be expected dead.
+pub const EXPECT_BIT: Jlong = 1 << 58;
+const SLOT_SHIFT: u32 = 36;
+const SLOT_MASK: Jlong = (1 << 22) - 1;
+/// Expectations the agent follows at most; later calls are counted, not followed.
+pub const MAX_EXPECTATIONS: usize = 1 << 22;
+/// References kept per reachable expectation.
+const MAX_HELD_BY: usize = 3;
+
+/// The JVM name of the API class.
+pub const API_CLASS: &str = "Lio/leakscope/LeakScope;";
+
+/// The slot in an expectation tag.
+#[inline]
+pub fn slot_of(tag: Jlong) -> Option<u32> {
+    (tag & EXPECT_BIT != 0).then_some(((tag >> SLOT_SHIFT) & SLOT_MASK) as u32)
+}
+
+/// One object the program said should be dead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expectation {
+    /// Class id of the object.
+    pub class: u32,
+    /// Where `expectDead` was called (`Class.method(File.java:line)`).
+    pub site: String,
+    /// When, in ms since the epoch.
+    pub at_ms: u64,
+    /// Collected (`ObjectFree`).
+    pub freed: bool,
+    /// Time of the last walk that looked, and what referenced the object then (empty when the
+    /// walk did not reach it).
+    pub checked: Option<(u64, Vec<String>)>,
+}
+
+/// Every expectation of this run, by slot.
+#[derive(Debug, Default)]
+pub struct Expectations {
+    list: Mutex<Vec<Expectation>>,
+    freed: Mutex<Vec<u32>>,
+    /// Calls beyond [`MAX_EXPECTATIONS`].
+    dropped: std::sync::atomic::AtomicU64,
+}
+
+impl Expectations {
+    fn add(&self, e: Expectation) -> Option<u32> {
+        let mut l = self.list.lock().unwrap_or_else(|p| p.into_inner());
+        if l.len() >= MAX_EXPECTATIONS {
+            self.dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return None;
+        }
+        l.push(e);
+        Some(l.len() as u32 - 1)
+    }
+
+    /// Records a collected object (`ObjectFree`; only a lock, no JNI).
+    pub fn freed(&self, tag: Jlong) {
+        if let Some(slot) = slot_of(tag) {
+            self.freed.lock().unwrap_or_else(|p| p.into_inner()).push(slot);
+        }
+    }
+
+    /// Applies the frees reported since the last call; whether any were.
+    pub fn drain_freed(&self) -> bool {
+        let freed = std::mem::take(&mut *self.freed.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut l = self.list.lock().unwrap_or_else(|p| p.into_inner());
+        for &s in &freed {
+            if let Some(e) = l.get_mut(s as usize) {
+                e.freed = true;
+            }
+        }
+        !freed.is_empty()
+    }
+
+    /// Records what a walk at `time_ms` found: `reached` holds (slot, referrer) pairs.
+    pub fn walked(&self, time_ms: u64, reached: &[(u32, String)]) {
+        let mut l = self.list.lock().unwrap_or_else(|p| p.into_inner());
+        for e in l.iter_mut().filter(|e| !e.freed) {
+            e.checked = Some((time_ms, Vec::new()));
+        }
+        for (slot, by) in reached {
+            if let Some((_, held)) = l.get_mut(*slot as usize).and_then(|e| e.checked.as_mut()) {
+                if held.len() < MAX_HELD_BY && !held.contains(by) {
+                    held.push(by.clone());
+                }
+            }
+        }
+    }
+
+    /// A copy of every expectation, by slot.
+    pub fn all(&self) -> Vec<Expectation> {
+        self.list.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.list.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Binds the natives of `io.leakscope.LeakScope` (`class`); with `announce`, also sets its
+/// `agent` flag (for a class initialized before the agent came).
+pub fn bind(jni: Jni, class: Jobject, announce: bool) -> bool {
+    let ok = jni.register_natives(
+        class,
+        &[
+            (c"bound0", c"()Z", bound0 as *const c_void),
+            (c"expectDead0", c"(Ljava/lang/Object;)Ljava/lang/String;", expect_dead0 as *const c_void),
+        ],
+    );
+    ok && (!announce || jni.set_static_boolean(class, c"agent", true))
+}
+
+/// Binds every loaded `io.leakscope.LeakScope` (one per class loader that loaded the jar).
+pub fn bind_loaded(env: Env, jni: Jni) -> usize {
+    let mut bound = 0;
+    for c in env.loaded_classes().unwrap_or_default() {
+        if env.class_signature(c).is_ok_and(|s| s == API_CLASS) && bind(jni, c, true) {
+            bound += 1;
+        }
+        jni.delete_local(c);
+    }
+    bound
+}
+
+unsafe extern "C" fn bound0(_jni: *mut c_void, _class: Jobject) -> u8 {
+    1
+}
+
+/// `LeakScope.expectDead0(o)`: tags `o`, records the expectation, returns the call site.
+unsafe extern "C" fn expect_dead0(jni: *mut c_void, _class: Jobject, o: Jobject) -> Jobject {
+    crate::guard("LeakScope.expectDead", std::ptr::null_mut(), || {
+        let Some(a) = crate::AGENT.get() else { return std::ptr::null_mut() };
+        let jni = Jni(jni);
+        if o.is_null() || !a.active() {
+            return std::ptr::null_mut();
+        }
+        let site = call_site(a.env);
+        let Ok(old) = a.env.get_tag(o) else { return jni.new_string(&site) };
+        if old & EXPECT_BIT != 0 {
+            return jni.new_string(&site);
+        }
+        let klass = jni.object_class(o);
+        let class = a.classes.id_of(a.env, jni, klass, a.reference_class()).unwrap_or(u32::MAX);
+        jni.delete_local(klass);
+        let e = Expectation { class, site: site.clone(), at_ms: crate::worker::now_ms(), freed: false, checked: None };
+        if let Some(slot) = a.expectations.add(e) {
+            let _ = a.env.set_tag(o, old | EXPECT_BIT | (Jlong::from(slot) << SLOT_SHIFT));
+        }
+        jni.new_string(&site)
+    })
+}
+
+/// The first frame outside `io.leakscope.LeakScope`: the caller of `expectDead`.
+fn call_site(env: Env) -> String {
+    let mut frames = [FrameInfo { method: std::ptr::null_mut(), location: 0 }; 4];
+    let n = env.stack_trace(&mut frames).unwrap_or(0);
+    frames[..n]
+        .iter()
+        .map(|f| env.describe_frame(f))
+        .find(|d| !d.starts_with("io.leakscope.LeakScope."))
+        .unwrap_or_else(|| "(unknown)".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_survive_the_other_tag_bits() {
+        let sample = crate::classes::SAMPLE_BIT | 12345;
+        let tag = sample | EXPECT_BIT | (Jlong::from(4_000_000u32) << SLOT_SHIFT);
+        assert_eq!(slot_of(tag), Some(4_000_000));
+        assert_eq!(tag as u32, 12345, "the sample slot is untouched");
+        assert_eq!(slot_of(sample), None);
+    }
+
+    #[test]
+    fn walks_record_holders_and_frees_stick() {
+        let x = Expectations::default();
+        for i in 0..3 {
+            x.add(Expectation { class: i, site: "A.b(A.java:1)".into(), at_ms: 1, freed: false, checked: None });
+        }
+        x.freed(EXPECT_BIT | (2 << SLOT_SHIFT));
+        assert!(x.drain_freed());
+        x.walked(10, &[(0, "java.util.HashMap$Node".into()), (0, "java.util.HashMap$Node".into())]);
+        let all = x.all();
+        assert_eq!(all[0].checked, Some((10, vec!["java.util.HashMap$Node".to_string()])));
+        assert_eq!(all[1].checked, Some((10, Vec::new())), "not reached");
+        assert!(all[2].freed && all[2].checked.is_none());
+    }
+}

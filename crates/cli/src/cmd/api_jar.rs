@@ -1,0 +1,32 @@
+//! `leakscope api-jar`: the Java API of leakscope, for programs to compile against.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::Args;
+
+use crate::exit::Exit;
+
+/// Write `leakscope-api.jar`: the class `io.leakscope.LeakScope`, with
+/// `LeakScope.expectDead(Object)` to declare that an object should now be garbage (checked by
+/// `leakscope check`). Put it on the program's class path. Without the leakscope agent every
+/// call returns at once; with it, the object is followed until it is collected.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  leakscope api-jar -o lib/leakscope-api.jar
+  javac -cp lib/leakscope-api.jar App.java     # import io.leakscope.LeakScope;")]
+pub struct ApiJarArgs {
+    /// Where to write the jar.
+    #[arg(short, long, value_name = "FILE", default_value = "leakscope-api.jar")]
+    pub output: PathBuf,
+}
+
+/// Runs the command.
+pub fn run(args: &ApiJarArgs) -> anyhow::Result<Exit> {
+    if agent::API_JAR.is_empty() {
+        bail!("this leakscope was built without a JDK (javac and jar), so it has no leakscope-api.jar; rebuild it with a JDK on PATH or JAVA_HOME");
+    }
+    std::fs::write(&args.output, agent::API_JAR).with_context(|| format!("cannot write {}", args.output.display()))?;
+    eprintln!("wrote {} ({} bytes)", args.output.display(), agent::API_JAR.len());
+    Ok(Exit::Success)
+}

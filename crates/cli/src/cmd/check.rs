@@ -1,0 +1,132 @@
+//! `leakscope check`: are the objects the program declared dead really gone?
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context};
+use clap::Args;
+
+use crate::dump_args::{self, DumpArgs};
+use crate::exit::Exit;
+use crate::heap_series::{self, InputKind};
+use crate::progress::Bar;
+
+/// Check the objects a program declared dead with `LeakScope.expectDead(o)` (from
+/// `leakscope api-jar`): each one still reachable is printed with its shortest path from a GC
+/// root and the bytes it retains (Modula-3's RTHeapDebug). Exits with 1 when one is.
+///
+/// TARGET is a process id (the JVM runs the leakscope agent; a heap dump of its live objects
+/// is taken with jcmd, which collects garbage first), a heap dump of such a JVM, or its run
+/// store (what the agent's last heap walk saw: what referenced each object, without paths or
+/// retained sizes). Without the agent, `expectDead` does nothing and there is nothing to check.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  leakscope api-jar -o lib/leakscope-api.jar            # compile against it: LeakScope.expectDead(session)
+  leakscope run -- java -cp app.jar:lib/leakscope-api.jar App
+  leakscope check 12345                                 # dump the JVM and check
+  leakscope check app.hprof --json
+  leakscope check /tmp/leakscope-12345.db               # as of the agent's last heap walk")]
+pub struct CheckArgs {
+    /// A process id, a heap dump (.hprof), or an agent run store (RUN.db).
+    pub target: String,
+    /// Keep the heap dump taken of a process at FILE.
+    #[arg(long, value_name = "FILE")]
+    pub keep_dump: Option<PathBuf>,
+    /// Print one JSON document: {"source","expectations","collected","unchecked","reachable":[{"class","site","declared_ms_ago","id","retained_bytes","path":{"root","steps","count"},"held_by"}]}.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub dump_args: DumpArgs,
+}
+
+/// Runs the command.
+pub fn run(args: &CheckArgs) -> anyhow::Result<Exit> {
+    let path = PathBuf::from(&args.target);
+    let report = if path.exists() {
+        match heap_series::kind(&path)? {
+            InputKind::RunStore => of_run(&heap_series::read_run(&path, 1)?, &args.target),
+            InputKind::Dump => of_dump(&path, &args.dump_args)?,
+            InputKind::Summary => {
+                bail!("{} is a summary: it has no objects; give a heap dump or a run store", args.target)
+            }
+        }
+    } else if let Ok(pid) = args.target.parse::<u32>() {
+        of_process(pid, args)?
+    } else {
+        bail!("{} is neither a process id, a heap dump nor a run store", args.target);
+    };
+    dump_args::emit(args.json, &report, |r| r.to_text())?;
+    Ok(if report.reachable.is_empty() { Exit::Success } else { Exit::CheckFailed })
+}
+
+fn of_dump(path: &Path, dump_args: &DumpArgs) -> anyhow::Result<report::ExpectationsReport> {
+    let bar = Bar::new(dump_args.quiet);
+    let snap = dump_args::load_snapshot(path, dump_args, &bar)?;
+    let retention = analysis::Retention::build(&snap, &bar);
+    let paths = analysis::PathFinder::new(&snap, &bar);
+    Ok(analysis::expectations(&snap, &retention, &paths, path.display().to_string()))
+}
+
+fn of_process(pid: u32, args: &CheckArgs) -> anyhow::Result<report::ExpectationsReport> {
+    if !crate::cmd::run::is_running(pid) {
+        bail!("no process {pid} (see `leakscope jvms`)");
+    }
+    let dump = match &args.keep_dump {
+        Some(p) => std::path::absolute(p).with_context(|| format!("cannot use {}", p.display()))?,
+        None => std::env::temp_dir().join(format!("leakscope-check-{pid}-{}.hprof", std::process::id())),
+    };
+    let _ = std::fs::remove_file(&dump);
+    let jcmd = crate::cmd::run::jcmd_for(pid);
+    if !args.dump_args.quiet {
+        eprintln!("dumping the live objects of {pid} to {} ...", dump.display());
+    }
+    let out = Command::new(&jcmd)
+        .arg(pid.to_string())
+        .arg("GC.heap_dump")
+        .arg(&dump)
+        .output()
+        .with_context(|| format!("cannot run {} (is a JDK installed?)", jcmd.display()))?;
+    if !dump.exists() {
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        bail!("jcmd could not dump {pid}: {}", text.trim());
+    }
+    let result = of_dump(&dump, &args.dump_args);
+    if args.keep_dump.is_none() {
+        let _ = std::fs::remove_file(&dump);
+    }
+    let mut report = result?;
+    report.source = format!("process {pid}");
+    Ok(report)
+}
+
+/// What a run store says of the declared-dead objects: reachable at the agent's last walk,
+/// with what referenced them; oldest declaration first.
+pub fn of_run(run: &agent::store::Run, source: &str) -> report::ExpectationsReport {
+    let mut collected = 0;
+    let mut unchecked = 0;
+    let mut reachable = Vec::new();
+    for x in &run.expectations {
+        match x.checked_ms {
+            _ if x.freed => collected += 1,
+            Some(t) if t >= x.at_ms && x.reached => reachable.push(report::ExpectedDead {
+                class: x.class.clone(),
+                site: x.site.clone(),
+                declared_ms_ago: t - x.at_ms,
+                id: None,
+                retained_bytes: None,
+                path: None,
+                held_by: x.held_by.clone(),
+            }),
+            Some(t) if t >= x.at_ms => collected += 1,
+            _ => unchecked += 1,
+        }
+    }
+    reachable.sort_by_key(|x| std::cmp::Reverse(x.declared_ms_ago));
+    report::ExpectationsReport {
+        source: source.to_string(),
+        expectations: run.expectations.len() as u64,
+        collected,
+        unchecked,
+        reachable,
+    }
+}

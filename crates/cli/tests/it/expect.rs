@@ -1,0 +1,138 @@
+//! `LeakScope.expectDead` end to end: a Java program declares two objects dead, one of them
+//! still held by a static map; `leakscope check` finds that one, with its path through the
+//! map and its retained bytes, from a live process, a heap dump and the agent's run store,
+//! and does not report the one that was collected.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{build_agent, leakscope, Jdk};
+
+/// Compiles `ExpectDead.java` against the jar `leakscope api-jar` writes; the class path.
+fn compiled(jdk: &Jdk, dir: &Path) -> String {
+    build_agent();
+    let jar = dir.join("leakscope-api.jar");
+    let out = leakscope(&["api-jar", "-o", jar.to_str().unwrap()]);
+    assert!(out.status.success(), "api-jar: {}", String::from_utf8_lossy(&out.stderr));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/ExpectDead.java");
+    let status = jdk.tool("javac").args(["--release", "17", "-cp"]).arg(&jar).arg("-d").arg(dir).arg(&src).status();
+    assert!(status.expect("javac").success());
+    format!("{}:{}", dir.display(), jar.display())
+}
+
+/// `ExpectDead.main(ExpectDead.java:N)` for the line marked `// MARK`.
+fn site(mark: &str) -> String {
+    let src =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/ExpectDead.java")).unwrap();
+    let line = src.lines().position(|l| l.contains(&format!("// {mark}"))).expect("marked line") + 1;
+    format!("ExpectDead.main(ExpectDead.java:{line})")
+}
+
+fn check(target: &str) -> (i32, Value) {
+    let out = leakscope(&["check", "--quiet", "--json", target]);
+    let code = out.status.code().unwrap_or(-1);
+    assert!(code == 0 || code == 1, "check {target}: {}", String::from_utf8_lossy(&out.stderr));
+    (code, serde_json::from_slice(&out.stdout).expect("JSON"))
+}
+
+/// Polls `check TARGET` until `done` holds (60 s at most).
+fn check_until(target: &str, done: impl Fn(&Value) -> bool) -> (i32, Value) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (code, v) = check(target);
+        if done(&v) || Instant::now() > deadline {
+            return (code, v);
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+fn sites(v: &Value) -> Vec<String> {
+    v["reachable"].as_array().unwrap().iter().map(|x| x["site"].as_str().unwrap().to_string()).collect()
+}
+
+/// The reachable `Order` declared dead at the EXPECT-LEAK line: a path through
+/// `Registry.OPEN` and the 64 KiB it retains.
+fn assert_leak_with_path(v: &Value) {
+    let leak = v["reachable"].as_array().unwrap().iter().find(|x| x["site"] == site("EXPECT-LEAK").as_str());
+    let leak = leak.unwrap_or_else(|| panic!("the leaked Order is not reported: {v}"));
+    assert_eq!(leak["class"], "ExpectDead$Order");
+    assert!(leak["retained_bytes"].as_u64().unwrap() >= 64 * 1024, "{leak}");
+    let steps: Vec<String> = leak["path"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| format!("{} {}", s["field"].as_str().unwrap_or(""), s["class"].as_str().unwrap()))
+        .collect();
+    assert!(steps.iter().any(|s| s == "static OPEN java.util.HashMap"), "path: {steps:?}");
+    assert_eq!(steps.last().map(String::as_str), Some("value ExpectDead$Order"), "path: {steps:?}");
+}
+
+#[test]
+fn from_the_start_the_walks_and_a_dump_of_the_process_find_what_is_still_held() {
+    let jdk = Jdk::default_jdk();
+    let dir = tempfile::tempdir().unwrap();
+    let cp = compiled(&jdk, dir.path());
+    let db = dir.path().join("run.db");
+    let lib = PathBuf::from(env!("CARGO_BIN_EXE_leakscope")).parent().unwrap().join("libleakscope_agent.so");
+    let agentpath = format!("-agentpath:{}=out:{},budget:20,period:300ms,interval:64K", lib.display(), db.display());
+    let mut jvm = jdk.start_with_args(Path::new(&cp), "ExpectDead", &["-Xmx128m", &agentpath], &["90"]);
+
+    // The run store, as of the agent's walks: the early and the leaked Order are referenced
+    // by HashMap nodes; the dropped one is collected.
+    let (code, run) = check_until(db.to_str().unwrap(), |v| v["expectations"] == 3 && v["unchecked"] == 0);
+    assert_eq!((code, &run["collected"]), (1, &Value::from(1)), "{run}");
+    let mut found = sites(&run);
+    found.sort();
+    let mut wanted = vec![site("EXPECT-EARLY"), site("EXPECT-LEAK")];
+    wanted.sort();
+    assert_eq!(found, wanted);
+    for x in run["reachable"].as_array().unwrap() {
+        assert_eq!(x["class"], "ExpectDead$Order");
+        assert_eq!(x["held_by"], serde_json::json!(["java.util.HashMap$Node"]), "{x}");
+    }
+    // `growth RUN.db` carries the same section.
+    let out = leakscope(&["growth", db.to_str().unwrap(), "--json"]);
+    let growth: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(growth["expected_dead"]["reachable"].as_array().map(Vec::len), Some(2));
+
+    // A dump of the process: whole paths and retained sizes.
+    let pid = jvm.pid().to_string();
+    let kept = dir.path().join("kept.hprof");
+    let out = leakscope(&["check", "--quiet", "--json", &pid, "--keep-dump", kept.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let live: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((&live["expectations"], &live["collected"]), (&Value::from(3), &Value::from(1)), "{live}");
+    assert_eq!(live["reachable"].as_array().unwrap().len(), 2);
+    assert_leak_with_path(&live);
+    // The kept dump says the same, and the text names the site and the map.
+    let (_, offline) = check(kept.to_str().unwrap());
+    assert_eq!(offline["reachable"], live["reachable"]);
+    let text = leakscope(&["check", "--quiet", kept.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains(&site("EXPECT-LEAK")) && text.contains("static OPEN"), "{text}");
+    jvm.kill9();
+}
+
+#[test]
+fn attached_late_calls_before_the_agent_cost_nothing_and_later_ones_are_checked_on_jdk25() {
+    let jdk = Jdk::jdk25().unwrap_or_else(Jdk::default_jdk);
+    let dir = tempfile::tempdir().unwrap();
+    let cp = compiled(&jdk, dir.path());
+    let mut jvm = jdk.start_with_args(Path::new(&cp), "ExpectDead", &["-Xmx128m"], &["90"]);
+    let pid = jvm.pid().to_string();
+    // Without the agent the call before READY did nothing: no expectation in the heap.
+    let (code, none) = check(&pid);
+    assert_eq!((code, &none["expectations"]), (0, &Value::from(0)), "{none}");
+    let db = dir.path().join("attached.db");
+    let out = leakscope(&["attach", &pid, "--out", db.to_str().unwrap(), "--budget", "20", "--period", "300ms"]);
+    assert!(out.status.success(), "attach: {}", String::from_utf8_lossy(&out.stderr));
+    let (code, v) = check_until(&pid, |v| v["expectations"] == 2);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["collected"], 1, "the dropped Order is gone: {v}");
+    assert_eq!(sites(&v), vec![site("EXPECT-LEAK")]);
+    assert_leak_with_path(&v);
+    jvm.kill9();
+}
