@@ -17,6 +17,15 @@ pub const SAMPLE_BIT: Jlong = 1 << 60;
 /// 32..35 are its distance from the container, the low 32 bits its slot.
 pub const HOLDER_BIT: Jlong = 1 << 59;
 
+/// Tag bit of a watched object (`--watch`); bits 36..57 are its access slot (the bits an
+/// expectation uses: an object is watched or expected dead, not both). Once a walk has
+/// reached it, [`HOLDER_BIT`] is set too and the low 32 bits are its link slot.
+pub const WATCH_BIT: Jlong = 1 << 57;
+/// Where access and expectation slots sit in a tag.
+pub const SLOT_SHIFT: u32 = 36;
+/// Their width.
+pub const SLOT_MASK: Jlong = (1 << 21) - 1;
+
 /// The class id in a class tag, if it is one.
 #[inline]
 pub fn class_id(tag: Jlong) -> Option<u32> {

@@ -1,5 +1,5 @@
-//! `LeakScope.expectDead(o)` (RTHeapDebug's assertion that an object should now be dead):
-//! the natives of `leakscope-api.jar`, bound by the agent, and what the agent knows of each
+//! The natives of `leakscope-api.jar`, bound by the agent, and `LeakScope.expectDead(o)`
+//! (RTHeapDebug's assertion that an object should now be dead): what the agent knows of each
 //! expectation. The object keeps its tag with [`EXPECT_BIT`] and a slot; `ObjectFree` says it
 //! was collected; each heap walk says whether it is still reachable and what references it.
 //! The Java side keeps a weak `LeakScope$Expected` per call, so that a heap dump holds the
@@ -8,15 +8,14 @@
 use std::ffi::c_void;
 use std::sync::Mutex;
 
+use crate::classes::{SLOT_MASK, SLOT_SHIFT, WATCH_BIT};
 use crate::jvmti::{Env, FrameInfo, Jlong, Jni, Jobject};
 
-/// Tag bit of an object expected to be dead; bits 36..58 are its slot. It combines with a
+/// Tag bit of an object expected to be dead; bits 36..57 are its slot. It combines with a
 /// sample tag (low 32 bits), so that a sampled object can also be expected dead.
 pub const EXPECT_BIT: Jlong = 1 << 58;
-const SLOT_SHIFT: u32 = 36;
-const SLOT_MASK: Jlong = (1 << 22) - 1;
 /// Expectations the agent follows at most; later calls are counted, not followed.
-pub const MAX_EXPECTATIONS: usize = 1 << 22;
+pub const MAX_EXPECTATIONS: usize = 1 << 21;
 /// References kept per reachable expectation.
 const MAX_HELD_BY: usize = 3;
 
@@ -123,6 +122,7 @@ pub fn bind(jni: Jni, class: Jobject, announce: bool) -> bool {
         &[
             (c"bound0", c"()Z", bound0 as *const c_void),
             (c"expectDead0", c"(Ljava/lang/Object;)Ljava/lang/String;", expect_dead0 as *const c_void),
+            (c"touched0", c"(Ljava/lang/Object;)V", touched0 as *const c_void),
         ],
     );
     ok && (!announce || jni.set_static_boolean(class, c"agent", true))
@@ -140,8 +140,55 @@ pub fn bind_loaded(env: Env, jni: Jni) -> usize {
     bound
 }
 
+/// `LeakScope.touched0(self)`: an instance method of a watched class was entered.
+unsafe extern "C" fn touched0(_jni: *mut c_void, _class: Jobject, o: Jobject) {
+    crate::guard("LeakScope.touched", (), || {
+        let Some(a) = crate::AGENT.get() else { return };
+        if let (Some(w), false) = (a.watch.as_ref(), o.is_null()) {
+            if let Ok(tag) = a.env.get_tag(o) {
+                w.touched(a.env, o, tag);
+            }
+        }
+    })
+}
+
 unsafe extern "C" fn bound0(_jni: *mut c_void, _class: Jobject) -> u8 {
-    1
+    u8::from(crate::AGENT.get().is_some())
+}
+
+// The same natives under their JNI names: HotSpot looks native methods up in agent libraries
+// too, so a LeakScope class initialized before the agent could bind them (at startup, before
+// class prepare events flow) links to the agent all the same.
+
+/// `LeakScope.bound0`, found by name.
+///
+/// # Safety
+/// Called by the JVM as a JNI native.
+#[no_mangle]
+pub unsafe extern "C" fn Java_io_leakscope_LeakScope_bound0(jni: *mut c_void, class: Jobject) -> u8 {
+    bound0(jni, class)
+}
+
+/// `LeakScope.expectDead0`, found by name.
+///
+/// # Safety
+/// Called by the JVM as a JNI native.
+#[no_mangle]
+pub unsafe extern "C" fn Java_io_leakscope_LeakScope_expectDead0(
+    jni: *mut c_void,
+    class: Jobject,
+    o: Jobject,
+) -> Jobject {
+    expect_dead0(jni, class, o)
+}
+
+/// `LeakScope.touched0`, found by name.
+///
+/// # Safety
+/// Called by the JVM as a JNI native.
+#[no_mangle]
+pub unsafe extern "C" fn Java_io_leakscope_LeakScope_touched0(jni: *mut c_void, class: Jobject, o: Jobject) {
+    touched0(jni, class, o)
 }
 
 /// `LeakScope.expectDead0(o)`: tags `o`, records the expectation, returns the call site.
@@ -162,7 +209,9 @@ unsafe extern "C" fn expect_dead0(jni: *mut c_void, _class: Jobject, o: Jobject)
         jni.delete_local(klass);
         let e = Expectation { class, site: site.clone(), at_ms: crate::worker::now_ms(), freed: false, checked: None };
         if let Some(slot) = a.expectations.add(e) {
-            let _ = a.env.set_tag(o, old | EXPECT_BIT | (Jlong::from(slot) << SLOT_SHIFT));
+            // A watched object's slot bits are its access slot: it stops being watched.
+            let kept = if old & WATCH_BIT != 0 { 0 } else { old };
+            let _ = a.env.set_tag(o, kept | EXPECT_BIT | (Jlong::from(slot) << SLOT_SHIFT));
         }
         jni.new_string(&site)
     })
@@ -186,8 +235,8 @@ mod tests {
     #[test]
     fn slots_survive_the_other_tag_bits() {
         let sample = crate::classes::SAMPLE_BIT | 12345;
-        let tag = sample | EXPECT_BIT | (Jlong::from(4_000_000u32) << SLOT_SHIFT);
-        assert_eq!(slot_of(tag), Some(4_000_000));
+        let tag = sample | EXPECT_BIT | (Jlong::from(2_000_000u32) << SLOT_SHIFT);
+        assert_eq!(slot_of(tag), Some(2_000_000));
         assert_eq!(tag as u32, 12345, "the sample slot is untouched");
         assert_eq!(slot_of(sample), None);
     }

@@ -77,6 +77,8 @@ impl Capabilities {
     pub const GC_EVENTS: u32 = 31;
     /// `can_generate_object_free_events`.
     pub const OBJECT_FREE: u32 = 32;
+    /// `can_retransform_classes`.
+    pub const RETRANSFORM: u32 = 37;
     /// `can_generate_sampled_object_alloc_events`.
     pub const SAMPLED_ALLOC: u32 = 43;
 
@@ -98,6 +100,8 @@ pub mod event {
     pub const VM_INIT: u32 = 50;
     /// `JVMTI_EVENT_VM_DEATH`.
     pub const VM_DEATH: u32 = 51;
+    /// `JVMTI_EVENT_CLASS_FILE_LOAD_HOOK`.
+    pub const CLASS_FILE_LOAD_HOOK: u32 = 54;
     /// `JVMTI_EVENT_CLASS_PREPARE`.
     pub const CLASS_PREPARE: u32 = 56;
     /// `JVMTI_EVENT_GARBAGE_COLLECTION_FINISH`.
@@ -292,6 +296,31 @@ impl Env {
         let f = slot!(self, 107, unsafe extern "C" fn(Env, Jobject, Jlong) -> u32);
         // SAFETY: plain call.
         check(unsafe { f(*self, object, tag) })
+    }
+
+    /// Memory from the VM's allocator (what a class file load hook must return), filled with `bytes`.
+    pub fn allocate_copy(&self, bytes: &[u8]) -> JResult<*mut u8> {
+        let f = slot!(self, 46, unsafe extern "C" fn(Env, Jlong, *mut *mut u8) -> u32);
+        let mut p = ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { f(*self, bytes.len() as Jlong, &mut p) })?;
+        // SAFETY: the VM gave `bytes.len()` writable bytes.
+        unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+        Ok(p)
+    }
+
+    /// Adds a jar to the bootstrap class path (`AddToBootstrapClassLoaderSearch`).
+    pub fn add_to_bootstrap(&self, jar: &CStr) -> JResult<()> {
+        let f = slot!(self, 149, unsafe extern "C" fn(Env, *const c_char) -> u32);
+        // SAFETY: a NUL-terminated path.
+        check(unsafe { f(*self, jar.as_ptr()) })
+    }
+
+    /// Runs the class file load hooks again on loaded classes (`RetransformClasses`).
+    pub fn retransform(&self, classes: &[Jobject]) -> JResult<()> {
+        let f = slot!(self, 152, unsafe extern "C" fn(Env, Jint, *const Jobject) -> u32);
+        // SAFETY: `classes` holds valid class references.
+        check(unsafe { f(*self, classes.len() as Jint, classes.as_ptr()) })
     }
 
     /// Frees memory the VM allocated for a result.

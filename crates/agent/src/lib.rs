@@ -25,6 +25,7 @@ pub mod options;
 mod sampler;
 pub mod store;
 mod walk;
+mod watch;
 mod worker;
 
 use std::ffi::{c_char, c_void, CStr};
@@ -74,6 +75,12 @@ struct Agent {
     object_free: bool,
     sampler: sampler::Sampler,
     expectations: expect::Expectations,
+    /// Staleness watching, when rules were given.
+    watch: Option<watch::Watch>,
+    /// What the class file load hook did, for the worker to record.
+    instrumented: Mutex<Vec<String>>,
+    /// Classes the hook instrumented as they loaded (no need to retransform them).
+    hooked: Mutex<Vec<String>>,
     classes: classes::Classes,
     gc_count: AtomicU64,
     disabled: AtomicBool,
@@ -202,6 +209,15 @@ fn load(vm: Vm, text: &str, live: bool) -> Jint {
             want = want.with(bit);
         }
     }
+    if !opts.watch.is_empty() {
+        if !potential.has(Capabilities::RETRANSFORM) {
+            eprintln!(
+                "leakscope agent: this JVM cannot retransform classes, which watching needs; the agent stays off"
+            );
+            return 1;
+        }
+        want = want.with(Capabilities::RETRANSFORM);
+    }
     if !want.has(Capabilities::TAG_OBJECTS) || !want.has(Capabilities::GC_EVENTS) {
         eprintln!("leakscope agent: this JVM cannot tag objects or report collections; the agent stays off");
         return 1;
@@ -225,10 +241,12 @@ fn load(vm: Vm, text: &str, live: bool) -> Jint {
     cb.set(event::OBJECT_FREE, on_object_free as *const c_void);
     cb.set(event::SAMPLED_ALLOC, on_sampled_alloc as *const c_void);
     cb.set(event::CLASS_PREPARE, on_class_prepare as *const c_void);
+    cb.set(event::CLASS_FILE_LOAD_HOOK, on_class_file_load as *const c_void);
     if let Err(e) = env.set_event_callbacks(&cb) {
         eprintln!("leakscope agent: cannot set event callbacks ({e})");
         return 1;
     }
+    let watch = (!opts.watch.is_empty()).then(|| watch::Watch::new(opts.watch.clone(), Instant::now()));
     let agent = Agent {
         env,
         vm,
@@ -238,6 +256,9 @@ fn load(vm: Vm, text: &str, live: bool) -> Jint {
         sampling,
         object_free,
         expectations: expect::Expectations::default(),
+        watch,
+        instrumented: Mutex::new(Vec::new()),
+        hooked: Mutex::new(Vec::new()),
         classes: classes::Classes::default(),
         gc_count: AtomicU64::new(0),
         disabled: AtomicBool::new(false),
@@ -250,6 +271,12 @@ fn load(vm: Vm, text: &str, live: bool) -> Jint {
     if AGENT.set(agent).is_err() {
         return 0;
     }
+    if AGENT.get().is_some_and(|a| a.watch.is_some()) {
+        if let Err(e) = start_watching(&env) {
+            eprintln!("leakscope agent: cannot watch ({e}); the agent stays off");
+            return 1;
+        }
+    }
     let result = if live { begin() } else { env.set_event(true, event::VM_INIT) };
     match result {
         Ok(()) => 0,
@@ -258,6 +285,22 @@ fn load(vm: Vm, text: &str, live: bool) -> Jint {
             1
         }
     }
+}
+
+/// Puts leakscope-api.jar on the bootstrap class path (the instrumented classes call
+/// `LeakScope.touched`, whatever their loader) and turns the class file load hook on, so that
+/// watched classes are instrumented as they load; the worker retransforms those loaded before.
+fn start_watching(env: &Env) -> Result<(), String> {
+    if API_JAR.is_empty() {
+        return Err("this agent was built without a JDK, so it has no leakscope-api.jar".into());
+    }
+    let jar =
+        std::env::temp_dir().join(format!("leakscope-api-{}-{}.jar", env!("CARGO_PKG_VERSION"), std::process::id()));
+    std::fs::write(&jar, API_JAR).map_err(|e| format!("cannot write {}: {e}", jar.display()))?;
+    let path = std::ffi::CString::new(jar.display().to_string()).map_err(|_| "bad temporary path".to_string())?;
+    env.add_to_bootstrap(&path)
+        .map_err(|e| format!("cannot add {} to the bootstrap class path: {e}", jar.display()))?;
+    env.set_event(true, event::CLASS_FILE_LOAD_HOOK).map_err(|e| format!("cannot hook class loading: {e}"))
 }
 
 /// Starts the worker (live phase), which turns the events on once it knows
@@ -288,7 +331,9 @@ fn events_on(a: &Agent) -> jvmti::JResult<()> {
 
 /// Turns every event off (after an error or at shutdown).
 fn events_off(a: &Agent) {
-    for e in [event::SAMPLED_ALLOC, event::OBJECT_FREE, event::GC_FINISH, event::CLASS_PREPARE] {
+    for e in
+        [event::SAMPLED_ALLOC, event::OBJECT_FREE, event::GC_FINISH, event::CLASS_PREPARE, event::CLASS_FILE_LOAD_HOOK]
+    {
         let _ = a.env.set_event(false, e);
     }
 }
@@ -333,6 +378,9 @@ unsafe extern "C" fn on_object_free(_jvmti: *mut c_void, tag: Jlong) {
         if let Some(a) = AGENT.get() {
             a.sampler.freed(tag);
             a.expectations.freed(tag);
+            if let Some(w) = &a.watch {
+                w.freed(tag);
+            }
         }
     });
 }
@@ -344,6 +392,51 @@ unsafe extern "C" fn on_class_prepare(_jvmti: *mut c_void, jni: *mut c_void, _th
             // Not initialized yet: its static initializer asks bound0() and sets the flag.
             expect::bind(Jni(jni), klass, false);
         }
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn on_class_file_load(
+    _jvmti: *mut c_void,
+    _jni: *mut c_void,
+    _class_being_redefined: Jobject,
+    _loader: Jobject,
+    name: *const c_char,
+    _protection_domain: Jobject,
+    len: Jint,
+    data: *const u8,
+    new_len: *mut Jint,
+    new_data: *mut *mut u8,
+) {
+    guard("ClassFileLoadHook", (), || {
+        let Some(a) = AGENT.get() else { return };
+        let Some(w) = a.watch.as_ref().filter(|_| a.active() && !name.is_null() && !data.is_null()) else { return };
+        // SAFETY: the VM passes a NUL-terminated internal name.
+        let internal = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+        let java = internal.replace('/', ".");
+        if !w.watches(&java) {
+            return;
+        }
+        // SAFETY: the VM passes `len` bytes of class file.
+        let bytes = unsafe { std::slice::from_raw_parts(data, len.max(0) as usize) };
+        let hook = instrument::Hook { class: "io/leakscope/LeakScope", name: "touched" };
+        let note = match instrument::add_entry_hooks(bytes, hook) {
+            Ok(Some((out, methods))) => match a.env.allocate_copy(&out) {
+                Ok(p) => {
+                    // SAFETY: out-pointers given by the VM.
+                    unsafe {
+                        *new_len = out.len() as Jint;
+                        *new_data = p;
+                    }
+                    a.hooked.lock().unwrap_or_else(|p| p.into_inner()).push(java.clone());
+                    format!("watching {java}: {methods} instance methods instrumented")
+                }
+                Err(e) => format!("cannot instrument {java}: {e}"),
+            },
+            Ok(None) => format!("watching {java}: it has no instance method to instrument"),
+            Err(e) => format!("cannot instrument {java}: {e}"),
+        };
+        a.instrumented.lock().unwrap_or_else(|p| p.into_inner()).push(note);
     });
 }
 

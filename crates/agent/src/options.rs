@@ -26,6 +26,9 @@ pub struct Options {
     pub walks: bool,
     /// Longest time without a walk while no class is a candidate.
     pub walk_every: Duration,
+    /// Reference rules (`A>B>C`) whose objects are watched for staleness: the last element's
+    /// classes are instrumented and their instances' accesses recorded.
+    pub watch: Vec<Vec<String>>,
     /// Test only: panic in this callback (`alloc`, `gc`, `walk`) to prove the JVM survives.
     pub test_panic: Option<String>,
 }
@@ -42,6 +45,7 @@ impl Options {
             max_pause: Duration::from_millis(1000),
             walks: true,
             walk_every: Duration::from_secs(60),
+            watch: Vec::new(),
             test_panic: None,
         }
     }
@@ -83,12 +87,26 @@ impl Options {
                     }
                 }
                 "walk_every" => o.walk_every = parse_duration(value).ok_or_else(|| bad("a duration such as 10m"))?,
+                "watch" => {
+                    for rule in value.split(';').map(str::trim).filter(|r| !r.is_empty()) {
+                        o.watch.push(parse_rule(rule).ok_or_else(|| bad("a reference rule such as Registry>Session"))?);
+                    }
+                }
                 "test_panic" => o.test_panic = Some(value.to_string()),
-                _ => return Err(format!("unknown option `{key}` (known: out, interval, depth, period, budget, max_pause, walks, walk_every)")),
+                _ => return Err(format!("unknown option `{key}` (known: out, interval, depth, period, budget, max_pause, walks, walk_every, watch)")),
             }
         }
         Ok(o)
     }
+}
+
+/// Parses a reference rule `A>B>C` (a leading `rule:` is allowed): class names, the watched
+/// class last.
+pub fn parse_rule(text: &str) -> Option<Vec<String>> {
+    let text = text.trim();
+    let body = text.strip_prefix("rule:").unwrap_or(text);
+    let parts: Vec<String> = body.split('>').map(|p| p.trim().to_string()).collect();
+    (!parts.iter().any(|p| p.is_empty() || p.contains([',', ';', ' ']))).then_some(parts)
 }
 
 /// Parses a size such as `512K`, `2M`, `1.5GiB` or `4096` (bytes).
@@ -138,6 +156,9 @@ mod tests {
         assert!(Options::parse("interval:lots", 7).unwrap_err().contains("interval"));
         assert_eq!(Options::parse("", 7).unwrap(), Options::defaults(7));
         assert_eq!(Options::parse("out:/tmp/run-%p.db", 7).unwrap().out, PathBuf::from("/tmp/run-7.db"));
+        let w = Options::parse("watch:rule:Registry>Session;Cache > Entry", 7).unwrap().watch;
+        assert_eq!(w, vec![vec!["Registry".to_string(), "Session".into()], vec!["Cache".into(), "Entry".into()]]);
+        assert!(Options::parse("watch:A>>B", 7).unwrap_err().contains("reference rule"));
     }
 
     #[test]

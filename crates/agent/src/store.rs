@@ -60,10 +60,31 @@ CREATE TABLE IF NOT EXISTS edges(
 CREATE TABLE IF NOT EXISTS holders(
     snapshot INTEGER NOT NULL, container TEXT NOT NULL, array TEXT NOT NULL, bytes INTEGER NOT NULL, path TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS events(time_ms INTEGER NOT NULL, message TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS watched(
+    slot INTEGER PRIMARY KEY, class TEXT NOT NULL, holders TEXT NOT NULL, tagged_ms INTEGER NOT NULL,
+    last_ms INTEGER, location TEXT, freed INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS expectations(
     slot INTEGER PRIMARY KEY, class TEXT NOT NULL, site TEXT NOT NULL, at_ms INTEGER NOT NULL,
     freed INTEGER NOT NULL, checked_ms INTEGER, reached INTEGER NOT NULL, held_by TEXT NOT NULL);
 ";
+
+/// A watched object (`--watch`) and its last use, as the agent last wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchedObject {
+    /// Its class.
+    pub class: String,
+    /// What holds it, outwards (the nearest holder first), as far as the walks have followed:
+    /// classes, `class C` for static fields, `root KIND`, `…` when unfinished.
+    pub holders: Vec<String>,
+    /// When a walk first tagged it, ms since the epoch.
+    pub tagged_ms: u64,
+    /// Its last use since then, ms since the epoch.
+    pub last_ms: Option<u64>,
+    /// The frame that used it last (`Class.method(File.java:line)`).
+    pub location: Option<String>,
+    /// Collected since.
+    pub freed: bool,
+}
 
 /// An object the program declared dead (`LeakScope.expectDead`), as the agent last saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -271,6 +292,30 @@ impl Store {
         tx.commit().map_err(err(&path))
     }
 
+    /// Writes watched objects by slot (replacing earlier rows of the same slots).
+    pub fn write_watched(&mut self, rows: &[(u32, WatchedObject)]) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(err(&path))?;
+        {
+            let mut ins = tx
+                .prepare_cached("INSERT OR REPLACE INTO watched VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+                .map_err(err(&path))?;
+            for (slot, w) in rows {
+                ins.execute(params![
+                    i64::from(*slot),
+                    w.class,
+                    w.holders.join(PATH_SEP),
+                    w.tagged_ms as i64,
+                    w.last_ms.map(|t| t as i64),
+                    w.location,
+                    w.freed
+                ])
+                .map_err(err(&path))?;
+            }
+        }
+        tx.commit().map_err(err(&path))
+    }
+
     /// Records something the user should know (a skipped walk, an internal error).
     pub fn event(&mut self, time_ms: u64, message: &str) -> Result<(), StoreError> {
         self.conn
@@ -345,6 +390,8 @@ pub struct Run {
     pub events: Vec<String>,
     /// Objects declared dead with `LeakScope.expectDead`, in call order.
     pub expectations: Vec<StoredExpectation>,
+    /// Objects watched for staleness (`--watch`).
+    pub watched: Vec<WatchedObject>,
 }
 
 /// Whether `head` (a file's first bytes) is a SQLite database.
@@ -478,7 +525,7 @@ pub fn read(path: &Path, max_samples: usize) -> Result<Run, StoreError> {
             .map_err(&e)?;
         for row in rows {
             let (container, array, bytes, path) = row.map_err(&e)?;
-            let path = path.split(PATH_SEP).map(str::to_string).collect();
+            let path = split_path(&path);
             run.holders.push(ContainerHolder { container, array, bytes: bytes as u64, path });
         }
     }
@@ -504,11 +551,33 @@ pub fn read(path: &Path, max_samples: usize) -> Result<Run, StoreError> {
         let rows = q.query_map([], |r| r.get(0)).map_err(&e)?;
         run.events = rows.collect::<Result<_, _>>().map_err(&e)?;
     }
-    let has_expectations: Option<String> = tx
-        .query_row("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'expectations'", [], |r| r.get(0))
-        .optional()
-        .map_err(&e)?;
-    if has_expectations.is_some() {
+    // Stores written before these tables existed have none.
+    let has_table = |name: &str| -> Result<bool, StoreError> {
+        let found: Option<String> = tx
+            .query_row("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?1", [name], |r| r.get(0))
+            .optional()
+            .map_err(&e)?;
+        Ok(found.is_some())
+    };
+    if has_table("watched")? {
+        let mut q = tx
+            .prepare("SELECT class, holders, tagged_ms, last_ms, location, freed FROM watched ORDER BY slot")
+            .map_err(&e)?;
+        let rows = q
+            .query_map([], |r| {
+                Ok(WatchedObject {
+                    class: r.get(0)?,
+                    holders: split_path(&r.get::<_, String>(1)?),
+                    tagged_ms: r.get::<_, i64>(2)? as u64,
+                    last_ms: r.get::<_, Option<i64>>(3)?.map(|t| t as u64),
+                    location: r.get(4)?,
+                    freed: r.get(5)?,
+                })
+            })
+            .map_err(&e)?;
+        run.watched = rows.collect::<Result<_, _>>().map_err(&e)?;
+    }
+    if has_table("expectations")? {
         let mut q = tx
             .prepare("SELECT class, site, at_ms, freed, checked_ms, reached, held_by FROM expectations ORDER BY slot")
             .map_err(&e)?;
@@ -521,18 +590,18 @@ pub fn read(path: &Path, max_samples: usize) -> Result<Run, StoreError> {
                     freed: r.get(3)?,
                     checked_ms: r.get::<_, Option<i64>>(4)?.map(|t| t as u64),
                     reached: r.get(5)?,
-                    held_by: r
-                        .get::<_, String>(6)?
-                        .split(PATH_SEP)
-                        .filter(|h| !h.is_empty())
-                        .map(str::to_string)
-                        .collect(),
+                    held_by: split_path(&r.get::<_, String>(6)?),
                 })
             })
             .map_err(&e)?;
         run.expectations = rows.collect::<Result<_, _>>().map_err(&e)?;
     }
     Ok(run)
+}
+
+/// A chain of holders as the store writes it, `A <- B <- C`, back into its parts.
+fn split_path(text: &str) -> Vec<String> {
+    text.split(PATH_SEP).filter(|h| !h.is_empty()).map(str::to_string).collect()
 }
 
 /// Which of `n` items to keep so that at most `max` remain, evenly spaced, first and last kept.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use growth::{statics_of, ClassVolume, EdgeVolume, HeapSummary};
 use rustc_hash::FxHashMap;
 
-use crate::classes::{class_id, is_reference, HOLDER_BIT, SAMPLE_BIT};
+use crate::classes::{class_id, is_reference, HOLDER_BIT, SAMPLE_BIT, WATCH_BIT};
 use crate::jvmti::{
     reference, ArrayPrimitiveCallback, Env, HeapCallbacks, HeapReferenceCallback, JResult, Jint, Jlong,
 };
@@ -34,8 +34,10 @@ const STATICS: u64 = 1 << 32;
 
 /// An array at least this big makes the object that references it a container worth naming.
 const BIG_ARRAY: i64 = 64 * 1024;
-/// Objects tagged as containers or holders, at most.
-const MAX_LINKS: usize = 512;
+/// Objects tagged as containers, at most.
+const MAX_CONTAINERS: usize = 512;
+/// Objects tagged as containers, watched objects or holders, at most.
+pub const MAX_LINKS: usize = 65_536;
 /// How far from a container holders are followed (one level more per walk).
 const MAX_LEVEL: i64 = 6;
 /// What is remembered of the holders of one tagged object.
@@ -54,6 +56,8 @@ enum Held {
 
 #[derive(Debug, Clone)]
 struct Link {
+    /// A watched object (`--watch`) and its access slot; not a container or a holder.
+    watched: Option<u32>,
     class: u32,
     level: i64,
     array_class: u32,
@@ -69,6 +73,7 @@ struct Link {
 #[derive(Debug, Default)]
 pub struct Holders {
     links: Vec<Link>,
+    containers: usize,
     walks: u64,
 }
 
@@ -88,9 +93,11 @@ pub struct HolderChain {
 
 impl Holders {
     fn add(&mut self, link: Link) -> Option<Jlong> {
-        if self.links.len() >= MAX_LINKS {
+        let container = link.level == 0 && link.watched.is_none();
+        if self.links.len() >= MAX_LINKS || (container && self.containers >= MAX_CONTAINERS) {
             return None;
         }
+        self.containers += usize::from(container);
         self.links.push(link);
         Some(self.links.len() as Jlong - 1)
     }
@@ -98,41 +105,60 @@ impl Holders {
     /// The chains of the containers the last walk saw.
     pub fn chains(&self, names: &[String]) -> Vec<HolderChain> {
         let name = |id: u32| names.get(id as usize).cloned().unwrap_or_else(|| format!("(class #{id})"));
-        let mut out = Vec::new();
-        for l in self.links.iter().filter(|l| l.level == 0 && l.seen_in == self.walks) {
-            let mut path = Vec::new();
-            let mut cur = l;
-            loop {
-                // A static field says most about who keeps the container; transient roots
-                // (stack and JNI locals of the thread using it) least.
-                let held = cur.held_by.iter().min_by_key(|h| match h {
-                    Held::Statics(_) => 0,
-                    Held::Instance(_, Some(_)) => 1,
-                    Held::Root(26) => 2,
-                    Held::Instance(_, None) => 3,
-                    Held::Root(_) => 4,
-                });
-                match held {
-                    Some(Held::Statics(c)) => path.push(growth::statics_of(&name(*c))),
-                    Some(Held::Root(k)) => path.push(format!("root {}", root_kind(*k))),
-                    Some(Held::Instance(c, child)) => {
-                        path.push(name(*c));
-                        if let Some(next) = child.and_then(|i| self.links.get(i as usize)) {
-                            if path.len() < MAX_LEVEL as usize + 1 {
-                                cur = next;
-                                continue;
-                            }
-                        }
-                        path.push("…".into());
-                    }
-                    None => path.push("…".into()),
-                }
-                break;
-            }
-            out.push(HolderChain { container: name(l.class), array: name(l.array_class), bytes: l.array_bytes, path });
-        }
+        let mut out: Vec<HolderChain> = self
+            .links
+            .iter()
+            .filter(|l| l.level == 0 && l.watched.is_none() && l.seen_in == self.walks)
+            .map(|l| HolderChain {
+                container: name(l.class),
+                array: name(l.array_class),
+                bytes: l.array_bytes,
+                path: self.path_of(l, names),
+            })
+            .collect();
         out.sort_by_key(|c| std::cmp::Reverse(c.bytes));
         out
+    }
+
+    /// What holds link `l`, outwards: class names, `class NAME` for static fields, `root KIND`
+    /// for GC roots; ends in `…` while the chain is still being followed.
+    fn path_of(&self, l: &Link, names: &[String]) -> Vec<String> {
+        let name = |id: u32| names.get(id as usize).cloned().unwrap_or_else(|| format!("(class #{id})"));
+        let mut path = Vec::new();
+        let mut cur = l;
+        loop {
+            // A static field says most about who keeps the object; transient roots (stack and
+            // JNI locals of the thread using it) least.
+            let held = cur.held_by.iter().min_by_key(|h| match h {
+                Held::Statics(_) => 0,
+                Held::Instance(_, Some(_)) => 1,
+                Held::Root(26) => 2,
+                Held::Instance(_, None) => 3,
+                Held::Root(_) => 4,
+            });
+            match held {
+                Some(Held::Statics(c)) => path.push(growth::statics_of(&name(*c))),
+                Some(Held::Root(k)) => path.push(format!("root {}", root_kind(*k))),
+                Some(Held::Instance(c, child)) => {
+                    path.push(name(*c));
+                    if let Some(next) = child.and_then(|i| self.links.get(i as usize)) {
+                        if path.len() < MAX_LEVEL as usize + 1 {
+                            cur = next;
+                            continue;
+                        }
+                    }
+                    path.push("…".into());
+                }
+                None => path.push("…".into()),
+            }
+            return path;
+        }
+    }
+
+    /// Every watched object a walk reached: its access slot, class id, and what holds it
+    /// (outwards, as in [`Self::chains`]).
+    pub fn watched(&self, names: &[String]) -> Vec<(u32, u32, Vec<String>)> {
+        self.links.iter().filter_map(|l| Some((l.watched?, l.class, self.path_of(l, names)))).collect()
     }
 }
 
@@ -163,6 +189,9 @@ struct State<'h> {
     calls: u64,
     aborted: bool,
     holders: &'h mut Holders,
+    /// Per class id: whether its instances are watched.
+    watched_classes: &'h [bool],
+    watch: Option<&'h crate::watch::Watch>,
     seen_samples: Vec<u32>,
     expected: Vec<(u32, Held)>,
     nodes: Vec<Node>,
@@ -211,12 +240,14 @@ pub struct Aborted {
 
 /// Walks the heap of `env`, stopping at `max_pause`; `names` names class ids;
 /// `referent_index` is the JVMTI field index of `Reference.referent`; `holders` carries
-/// tagged containers from walk to walk.
+/// tagged containers from walk to walk; `watching` is the watch and, per class id, whether its
+/// instances are watched.
 pub fn walk(
     env: Env,
     names: impl Fn() -> Vec<String>,
     referent_index: Option<Jint>,
     holders: &mut Holders,
+    watching: Option<(&crate::watch::Watch, &[bool])>,
     max_pause: Duration,
     panic_for_test: bool,
 ) -> JResult<Result<Walk, Aborted>> {
@@ -227,6 +258,8 @@ pub fn walk(
         calls: 0,
         aborted: false,
         holders,
+        watched_classes: watching.map_or(&[], |w| w.1),
+        watch: watching.map(|w| w.0),
         seen_samples: Vec::new(),
         expected: Vec::new(),
         nodes: Vec::new(),
@@ -327,13 +360,20 @@ unsafe extern "C" fn on_reference(
     let index = if info.is_null() { -1 } else { unsafe { *info } };
     // SAFETY: when not null, the pointers are the referent's and the referrer's tags, valid
     // (and writable) during the callback.
-    let tag = if tag_ptr.is_null() { 0 } else { unsafe { *tag_ptr } };
+    let mut tag = if tag_ptr.is_null() { 0 } else { unsafe { *tag_ptr } };
     let referrer_tag = if referrer_tag_ptr.is_null() { 0 } else { unsafe { *referrer_tag_ptr } };
     let r = catch_unwind(AssertUnwindSafe(|| {
         if state.panic_for_test {
             panic!("test_panic:walk");
         }
         let r = on_reference_safe(state, kind, index, class_tag, referrer_class_tag, size, referrer_tag);
+        if r != 0 && !tag_ptr.is_null() && (tag == 0 || tag & (WATCH_BIT | HOLDER_BIT) == WATCH_BIT) {
+            if let Some(new_tag) = watch(state, tag, class_tag) {
+                // SAFETY: as above; JVMTI lets the callback set the referee's tag.
+                unsafe { *tag_ptr = new_tag };
+                tag = new_tag;
+            }
+        }
         if r != 0 && tag & SAMPLE_BIT != 0 {
             state.seen_samples.push(tag as u32);
         }
@@ -400,6 +440,32 @@ fn on_reference_safe(
     crate::jvmti::VISIT_OBJECTS
 }
 
+/// The new tag of a reached instance of a watched class that is untagged (it gets an access
+/// slot) or watched but not yet a link (it becomes one, so that its holders are learned).
+fn watch(state: &mut State<'_>, tag: Jlong, class_tag: Jlong) -> Option<Jlong> {
+    let class = class_id(class_tag)?;
+    if !state.watched_classes.get(class as usize).copied().unwrap_or(false) {
+        return None;
+    }
+    let w = state.watch?;
+    let tag = if tag == 0 { crate::watch::tag_of(w.new_slot()?) } else { tag };
+    let slot = crate::watch::slot_of(tag)?;
+    let walks = state.holders.walks;
+    let link = Link {
+        watched: Some(slot),
+        class,
+        level: 0,
+        array_class: 0,
+        array_bytes: 0,
+        seen_in: walks,
+        held_by: Vec::new(),
+    };
+    Some(match state.holders.add(link) {
+        Some(link) => tag | HOLDER_BIT | link,
+        None => tag,
+    })
+}
+
 /// Names what holds tagged objects and tags new containers and holders; returns a new tag
 /// for the referrer when it gets one.
 #[allow(clippy::too_many_arguments)]
@@ -429,6 +495,7 @@ fn track_holders(
                 held = Held::Instance(c, Some(referrer_tag as u32));
             } else if referrer_tag == 0 && level < MAX_LEVEL {
                 let link = Link {
+                    watched: None,
                     class: c,
                     level: level + 1,
                     array_class: 0,
@@ -451,7 +518,7 @@ fn track_holders(
     }
     let (referrer_class, array_class) = (referrer_class?, class_id(class_tag)?);
     if referrer_tag & HOLDER_BIT != 0 && (referrer_tag >> 32) & 0xF == 0 {
-        if let Some(l) = state.holders.links.get_mut(referrer_tag as u32 as usize) {
+        if let Some(l) = state.holders.links.get_mut(referrer_tag as u32 as usize).filter(|l| l.watched.is_none()) {
             l.array_bytes = size as u64;
             l.array_class = array_class;
             l.seen_in = walks;
@@ -463,6 +530,7 @@ fn track_holders(
         return None;
     }
     let link = Link {
+        watched: None,
         class: referrer_class,
         level: 0,
         array_class,

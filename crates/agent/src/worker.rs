@@ -48,6 +48,32 @@ struct Worker<'a> {
     ns_per_object: f64,
     last_skip_note: Option<Instant>,
     last_try: Option<Instant>,
+    /// Watched objects of the last walk: slot, class id, holders outwards.
+    watched_paths: Vec<(u32, u32, Vec<String>)>,
+    /// When each watched slot was first seen tagged, ms since the epoch.
+    tagged_ms: rustc_hash::FxHashMap<u32, u64>,
+    /// What was last written per watched slot.
+    watched_written: rustc_hash::FxHashMap<u32, (Option<u64>, bool)>,
+    /// Frames described, by method and location.
+    locations: rustc_hash::FxHashMap<(usize, i64), String>,
+}
+
+/// Instruments the watched classes loaded before the class file load hook was on.
+fn retransform_watched(a: &Agent, w: &crate::watch::Watch, jni: Jni) -> Result<(), String> {
+    let classes = a.env.loaded_classes().map_err(|e| format!("cannot list loaded classes ({e})"))?;
+    let mut watched = Vec::new();
+    let hooked = a.hooked.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    for &c in &classes {
+        let name = a.env.class_signature(c).map(|s| crate::source_name(&s)).unwrap_or_default();
+        if w.watches(&name) && !hooked.contains(&name) {
+            watched.push(c);
+        }
+    }
+    let result = if watched.is_empty() { Ok(()) } else { a.env.retransform(&watched) };
+    for c in classes {
+        jni.delete_local(c);
+    }
+    result.map_err(|e| format!("cannot instrument the watched classes already loaded ({e})"))
 }
 
 /// The worker's body.
@@ -116,6 +142,11 @@ impl<'a> Worker<'a> {
             crate::expect::bind_loaded(env, jni);
             jni.pop_local_frame();
         }
+        if let Some(w) = a.watch.as_ref() {
+            if let Err(e) = retransform_watched(a, w, jni) {
+                eprintln!("leakscope agent: {e}; those classes are not watched");
+            }
+        }
         eprintln!("leakscope agent: recording to {}", a.opts.out.display());
         Ok(Worker {
             a,
@@ -132,6 +163,10 @@ impl<'a> Worker<'a> {
             ns_per_object: FIRST_NS_PER_OBJECT,
             last_skip_note: None,
             last_try: None,
+            watched_paths: Vec::new(),
+            tagged_ms: Default::default(),
+            watched_written: Default::default(),
+            locations: Default::default(),
         })
     }
 
@@ -165,6 +200,7 @@ impl<'a> Worker<'a> {
         }
         // The last snapshot at exit: what the program held when it ended.
         let _ = self.record_sample(a.gc_count.load(Ordering::Acquire), false);
+        let _ = self.write_watched(false);
         let _ = self.store.set_meta("ended_ms", &now_ms().to_string());
         let _ = self.store.set_meta("live_samples", &a.sampler.live_samples().to_string());
         let _ = self.store.set_meta("walks", &self.walks.to_string());
@@ -173,6 +209,7 @@ impl<'a> Worker<'a> {
 
     fn tick(&mut self, gc: u64) -> Result<(), String> {
         self.record_sample(gc, false)?;
+        self.write_watched(false)?;
         if self.a.opts.walks && self.maybe_walk(gc)? {
             // Right after a walk the samples it did not reach are out: an exact snapshot.
             self.record_sample(gc, true)?;
@@ -309,11 +346,13 @@ impl<'a> Worker<'a> {
         self.jni.pop_local_frame();
         registered.map_err(|e| format!("cannot list loaded classes ({e})"))?;
         let before = a.sampler.next_seq();
+        let watched_classes = a.watch.as_ref().map(|w| w.watched_classes(&a.classes.names())).unwrap_or_default();
         let walk = match crate::walk::walk(
             a.env,
             || a.classes.names(),
             self.referent_index,
             &mut self.holders,
+            a.watch.as_ref().map(|w| (w, watched_classes.as_slice())),
             a.opts.max_pause,
             a.panics_in("walk"),
         ) {
@@ -355,7 +394,66 @@ impl<'a> Worker<'a> {
             a.expectations.walked(summary.time_ms.unwrap_or(0), &walk.expected);
             self.write_expectations()?;
         }
+        if a.watch.is_some() {
+            self.write_watched(true)?;
+        }
         Ok(true)
+    }
+
+    /// Writes the watched objects whose last use changed (all of them after a walk, which
+    /// may have tagged new ones and learned more of what holds them).
+    fn write_watched(&mut self, after_walk: bool) -> Result<(), String> {
+        let a = self.a;
+        let Some(w) = a.watch.as_ref() else { return Ok(()) };
+        let notes = std::mem::take(&mut *a.instrumented.lock().unwrap_or_else(|p| p.into_inner()));
+        for n in notes {
+            self.store.event(now_ms(), &n).map_err(|e| e.to_string())?;
+        }
+        let names = a.classes.names();
+        if after_walk {
+            let now = now_ms();
+            self.watched_paths = self.holders.watched(&names);
+            for (slot, _, _) in &self.watched_paths {
+                self.tagged_ms.entry(*slot).or_insert(now);
+            }
+        }
+        let epoch = now_ms().saturating_sub(w.now_ms());
+        let mut rows = Vec::new();
+        for (slot, class, holders) in &self.watched_paths {
+            let Some(last) = w.last(*slot) else { continue };
+            let key = (last.ms, last.freed);
+            if !after_walk && self.watched_written.get(slot) == Some(&key) {
+                continue;
+            }
+            self.watched_written.insert(*slot, key);
+            let location = match last.frame {
+                (m, _) if m.is_null() || last.ms.is_none() => None,
+                (m, loc) => Some(
+                    self.locations
+                        .entry((m as usize, loc))
+                        .or_insert_with(|| a.env.describe_frame(&crate::jvmti::FrameInfo { method: m, location: loc }))
+                        .clone(),
+                ),
+            };
+            rows.push((
+                *slot,
+                crate::store::WatchedObject {
+                    class: names.get(*class as usize).cloned().unwrap_or_default(),
+                    holders: holders.clone(),
+                    tagged_ms: self.tagged_ms.get(slot).copied().unwrap_or(0),
+                    last_ms: last.ms.map(|ms| epoch + ms),
+                    location,
+                    freed: last.freed,
+                },
+            ));
+        }
+        if after_walk {
+            self.store.set_meta("watch_slots_used", &w.slots_used().to_string()).map_err(|e| e.to_string())?;
+        }
+        if rows.is_empty() {
+            return Ok(());
+        }
+        self.store.write_watched(&rows).map_err(|e| e.to_string())
     }
 
     fn write_expectations(&mut self) -> Result<(), String> {

@@ -156,16 +156,7 @@ fn classes_named(s: &Snapshot, name: &str) -> Result<Vec<ClassIdx>, SelectError>
     Err(SelectError::NoClass { name: name.to_owned(), similar })
 }
 
-fn simple_name(name: &str) -> &str {
-    name.rsplit('.').next().unwrap_or(name)
-}
-
-/// A rule element matches a class by its full Java name, by its name without the package
-/// (`Outer$Inner`), or by a nested class's own name (`Inner`).
-fn matches(pattern: &str, class_name: &str) -> bool {
-    let simple = simple_name(class_name);
-    class_name == pattern || simple == pattern || simple.rsplit('$').next() == Some(pattern)
-}
+use heap::names::rule_element_matches as matches;
 
 fn select_static(s: &Snapshot, class: &str, field: &str) -> Result<Vec<ObjIdx>, SelectError> {
     let classes = classes_named(s, class)?;

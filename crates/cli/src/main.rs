@@ -48,6 +48,8 @@ enum Command {
     Serve(cmd::serve::ServeArgs),
     /// Whether the objects a program declared dead (LeakScope.expectDead) are really gone, and what keeps them.
     Check(cmd::check::CheckArgs),
+    /// Watched objects still held but unused, per reference path, oldest first (run --watch).
+    Stale(cmd::stale::StaleArgs),
     /// Write leakscope-api.jar, whose LeakScope.expectDead(o) declares that an object should be garbage.
     ApiJar(cmd::api_jar::ApiJarArgs),
     /// Per-class and per-reference changes between two heaps.
@@ -86,6 +88,7 @@ fn main() -> std::process::ExitCode {
         Command::Report(a) => cmd::report::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Check(a) => cmd::check::run(a),
+        Command::Stale(a) => cmd::stale::run(a),
         Command::ApiJar(a) => cmd::api_jar::run(a),
         Command::Diff(a) => cmd::diff::run(a),
         Command::Summary(a) => cmd::summary::run(a),

@@ -26,6 +26,25 @@ pub fn java_name(raw: &[u8]) -> String {
     name
 }
 
+/// Whether reference rule element `pattern` (`rule:A>B>C`) names class `class_name`: by its
+/// full Java name, its name without the package (`Outer$Inner`), or a nested class's own
+/// name (`Inner`).
+pub fn rule_element_matches(pattern: &str, class_name: &str) -> bool {
+    let simple = class_name.rsplit('.').next().unwrap_or(class_name);
+    class_name == pattern || simple == pattern || simple.rsplit('$').next() == Some(pattern)
+}
+
+/// Whether a path of class names from a root (`path`, the object's class last) matches a
+/// reference rule: the rule's last element names the last class, and its other elements
+/// appear along the path before it, in order (a subsequence).
+pub fn rule_matches_path(rule: &[String], path: &[String]) -> bool {
+    let (Some((last, prefix)), Some((object, before))) = (rule.split_last(), path.split_last()) else {
+        return false;
+    };
+    let mut rest = before.iter();
+    rule_element_matches(last, object) && prefix.iter().all(|p| rest.any(|c| rule_element_matches(p, c)))
+}
+
 fn plain_name(s: &str) -> String {
     let dotted = s.replace('/', ".");
     // Hidden classes: HotSpot writes `Name+0x<hex>`, Class.getName() says `Name/0x<hex>`.
@@ -58,6 +77,22 @@ pub fn package_of(java_name: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn rules_match_paths_as_subsequences() {
+        let rule: Vec<String> = ["Registry", "Session"].iter().map(|s| s.to_string()).collect();
+        let path: Vec<String> = ["class com.a.Registry", "com.a.Registry", "java.util.HashMap", "com.a.Outer$Session"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert!(rule_matches_path(&rule, &path));
+        assert!(!rule_matches_path(&rule, &path[2..]), "Registry must come before");
+        assert!(!rule_matches_path(&rule, &path[..3]), "the last class must be a Session");
+        assert!(!rule_matches_path(&rule, &[]));
+        assert!(rule_element_matches("Outer$Session", "com.a.Outer$Session"));
+        assert!(!rule_element_matches("Outer", "com.a.Outer$Session"));
+    }
+
     use super::*;
 
     #[test]

@@ -254,6 +254,9 @@ impl LeakReport {
         for n in &g.notes {
             let _ = write!(h, "<p class=\"note\">{}</p>", esc(n));
         }
+        if let Some(x) = g.expected_dead.as_ref().filter(|x| x.expectations > 0) {
+            expected_dead(h, x);
+        }
         h.push_str("</section>");
     }
 }
@@ -318,6 +321,35 @@ fn candidate(h: &mut String, c: &Candidate, labels: &[String]) {
         h.push_str("</ul>");
     }
     h.push_str("</div>");
+}
+
+/// Objects declared dead with `LeakScope.expectDead` that are still reachable.
+fn expected_dead(h: &mut String, x: &crate::expect::ExpectationsReport) {
+    let _ = write!(
+        h,
+        "<h3 id=\"expected-dead\">Declared dead, still reachable</h3><p>{} declared dead, {} collected, <b>{}</b> still reachable{}.</p>",
+        thousands(x.expectations),
+        thousands(x.collected),
+        thousands(x.reachable.len() as u64),
+        if x.unchecked > 0 { format!(", {} not checked yet", thousands(x.unchecked)) } else { String::new() }
+    );
+    if x.reachable.is_empty() {
+        return;
+    }
+    h.push_str("<table><tr><th>class</th><th>declared dead at</th><th class=\"n\">ago</th><th>referenced by</th></tr>");
+    for r in &x.reachable {
+        let _ = write!(
+            h,
+            "<tr><td class=\"mono\" data-class=\"{0}\">{0}</td><td class=\"mono\">{1}</td><td class=\"n\">{2}</td><td class=\"mono\">{3}</td></tr>",
+            esc(&r.class),
+            esc(&r.site),
+            crate::text::human_ms(r.declared_ms_ago),
+            esc(&r.held_by.join(", "))
+        );
+    }
+    h.push_str(
+        "</table><p class=\"note\">Paths and retained sizes: <span class=\"mono\">leakscope check PID</span>.</p>",
+    );
 }
 
 fn path_list(h: &mut String, root: Option<&PathRoot>, path: &[PathStep]) {

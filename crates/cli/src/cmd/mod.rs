@@ -15,6 +15,7 @@ pub mod retained;
 pub mod roots;
 pub mod run;
 pub mod serve;
+pub mod stale;
 pub mod summary;
 pub mod suspects;
 pub mod top;

@@ -129,8 +129,9 @@ pub struct Analyses<'s> {
 }
 
 impl<'s> Analyses<'s> {
-    /// Runs every analysis of `snap`.
-    pub fn new(snap: &'s heap::Snapshot, bar: &Bar) -> Analyses<'s> {
+    /// Runs every analysis of `snap`, the last of `inputs` inputs (the bar says so).
+    pub fn of_last(snap: &'s heap::Snapshot, inputs: usize, bar: &Bar) -> Analyses<'s> {
+        bar.set_prefix(&format!("{inputs}/{inputs} "));
         let retention = analysis::Retention::build(snap, bar);
         let paths = analysis::PathFinder::new(snap, bar);
         let closures = analysis::Closures::new(snap, bar);
@@ -186,11 +187,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
     let bar = Bar::new(args.dump_args.quiet);
     let mut gathered = gather(&args.inputs, &args.view, &args.dump_args, &bar)?;
     let last = gathered.last.take();
-    let analyses = last.as_ref().map(|snap| {
-        let n = args.inputs.len();
-        bar.set_prefix(&format!("{n}/{n} "));
-        Analyses::new(snap, &bar)
-    });
+    let analyses = last.as_ref().map(|snap| Analyses::of_last(snap, args.inputs.len(), &bar));
     let report = model(&args.inputs, &args.view, gathered, analyses.as_ref());
     if let Some(out) = &args.output {
         std::fs::write(out, report.to_html()).with_context(|| format!("cannot write {}", out.display()))?;

@@ -34,6 +34,11 @@ pub struct AgentArgs {
     /// No heap walks at all: sampled live volumes only (no slices, no pauses).
     #[arg(long)]
     pub no_walks: bool,
+    /// Watch the objects a reference rule selects (rule:A>B>C: objects of class C held along a
+    /// path through A, then B) and record when and where each was last used; read it with
+    /// `leakscope stale RUN.db`. Class C's methods are instrumented (repeatable).
+    #[arg(long, value_name = "RULE")]
+    pub watch: Vec<String>,
     /// Test only: panic inside a JVM callback (alloc, gc, walk) to show the JVM survives it.
     #[arg(long, hide = true, value_name = "CALLBACK")]
     pub test_panic: Option<String>,
@@ -66,6 +71,17 @@ impl AgentArgs {
         }
         if self.no_walks {
             items.push("walks:off".into());
+        }
+        if !self.watch.is_empty() {
+            if self.no_walks {
+                bail!("--watch needs heap walks (they find the watched objects and what holds them): drop --no-walks");
+            }
+            for w in &self.watch {
+                if agent::options::parse_rule(w).is_none() {
+                    bail!("--watch {w:?} is not a reference rule such as rule:SessionRegistry>Session");
+                }
+            }
+            items.push(format!("watch:{}", self.watch.join(";")));
         }
         let s = items.join(",");
         // Let the agent's parser judge the values now, before a JVM starts with them.

@@ -81,11 +81,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<Exit> {
     let bar = Bar::new(args.dump_args.quiet);
     let mut gathered = gather(&args.inputs, &args.view, &args.dump_args, &bar)?;
     let last = gathered.last.take();
-    let analyses = last.as_ref().map(|snap| {
-        let n = args.inputs.len();
-        bar.set_prefix(&format!("{n}/{n} "));
-        Analyses::new(snap, &bar)
-    });
+    let analyses = last.as_ref().map(|snap| Analyses::of_last(snap, args.inputs.len(), &bar));
     let report = model(&args.inputs, &args.view, gathered, analyses.as_ref());
     let browse = analyses.as_ref().map(Browse::new);
     bar.finish();

@@ -38,7 +38,7 @@ pub struct TopArgs {
 }
 
 /// The run store of TARGET.
-fn store_of(target: &str) -> anyhow::Result<PathBuf> {
+pub(crate) fn store_of(target: &str) -> anyhow::Result<PathBuf> {
     let path = PathBuf::from(target);
     if path.is_file() {
         return Ok(path);

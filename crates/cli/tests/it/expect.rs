@@ -97,6 +97,12 @@ fn from_the_start_the_walks_and_a_dump_of_the_process_find_what_is_still_held() 
     let out = leakscope(&["growth", db.to_str().unwrap(), "--json"]);
     let growth: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(growth["expected_dead"]["reachable"].as_array().map(Vec::len), Some(2));
+    // So does the HTML report of the run.
+    let html = dir.path().join("run.html");
+    let out = leakscope(&["report", "--quiet", db.to_str().unwrap(), "-o", html.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Declared dead, still reachable") && page.contains(&site("EXPECT-LEAK")));
 
     // A dump of the process: whole paths and retained sizes.
     let pid = jvm.pid().to_string();

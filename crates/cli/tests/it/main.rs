@@ -11,5 +11,6 @@ mod jvm;
 mod report;
 mod retention;
 mod serve;
+mod stale;
 mod support;
 mod webdriver;

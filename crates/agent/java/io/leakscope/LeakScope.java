@@ -53,6 +53,17 @@ public final class LeakScope {
         expected[count++] = e;
     }
 
+    /**
+     * Called with {@code this} at the entry of every instance method of a class that
+     * {@code leakscope run --watch} watches (the agent adds the call to the bytecode); records
+     * when and where a watched object was last used.
+     */
+    public static void touched(Object self) {
+        if (agent) {
+            touched0(self);
+        }
+    }
+
     private static boolean bound() {
         try {
             return bound0();
@@ -63,6 +74,9 @@ public final class LeakScope {
 
     /** Bound by the agent: true. */
     private static native boolean bound0();
+
+    /** Bound by the agent: records an access to {@code self} if it is watched. */
+    private static native void touched0(Object self);
 
     /** Bound by the agent: tags {@code o} and returns where {@code expectDead} was called. */
     private static native String expectDead0(Object o);

@@ -1,0 +1,138 @@
+//! Staleness watching end to end: `leakscope run --watch` on a program whose logged-out
+//! sessions stay in a registry unused while active sessions are used all the time, then
+//! `leakscope stale RUN.db`.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{build_agent, leakscope, Jdk};
+
+/// `Stale.main(Stale.java:N)` for the line marked `// MARK`.
+fn site(mark: &str) -> String {
+    let src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Stale.java")).unwrap();
+    let line = src.lines().position(|l| l.contains(&format!("// {mark}"))).expect("marked line") + 1;
+    format!("Stale.main(Stale.java:{line})")
+}
+
+fn record(jdk: &Jdk, dir: &Path, rule: &str, seconds: &str) -> std::path::PathBuf {
+    let db = dir.join("stale.db");
+    let java = jdk.bin.join("java");
+    let out = leakscope(&[
+        "run",
+        "--out",
+        db.to_str().unwrap(),
+        "--watch",
+        rule,
+        "--budget",
+        "20",
+        "--period",
+        "300ms",
+        "--walk-every",
+        "1s",
+        "--",
+        java.to_str().unwrap(),
+        "-Xmx128m",
+        "-cp",
+        dir.to_str().unwrap(),
+        "Stale",
+        seconds,
+    ]);
+    assert!(out.status.success(), "Stale: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("done"));
+    db
+}
+
+fn stale(db: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["stale", db.to_str().unwrap(), "--json"];
+    args.extend_from_slice(extra);
+    let out = leakscope(&args);
+    assert!(out.status.success(), "stale: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+fn path_text(p: &Value) -> Vec<&str> {
+    p["path"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect()
+}
+
+fn check(jdk: &Jdk) {
+    build_agent();
+    let dir = tempfile::tempdir().unwrap();
+    jdk.compile("Stale", dir.path());
+    let db = record(jdk, dir.path(), "rule:Session", "12");
+    let report = stale(&db, &[]);
+    let paths = report["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 2, "one path per holder: {report}");
+    // Oldest first: the logged-out sessions, last used where they were created.
+    let leaked = &paths[0];
+    assert_eq!(path_text(leaked).first(), Some(&"class Stale$SessionRegistry"), "{leaked}");
+    assert_eq!(path_text(leaked).last(), Some(&"Stale$Session"));
+    assert!(path_text(leaked).contains(&"java.util.HashMap"), "{leaked}");
+    assert_eq!(leaked["count"], 50);
+    assert_eq!(leaked["location"], site("LAST-USE-LEAKED").as_str());
+    assert!(leaked["last_access"]["most_recent_ms"].as_u64().unwrap() >= 8_000, "{leaked}");
+    // The active sessions: used a moment before the end, in the loop.
+    let hot = &paths[1];
+    assert_eq!(path_text(hot).first(), Some(&"class Stale$ActiveUsers"), "{hot}");
+    assert_eq!(hot["count"], 20);
+    assert_eq!(hot["location"], site("HOT-USE").as_str());
+    assert!(hot["last_access"]["longest_ms"].as_u64().unwrap() < 2_000, "{hot}");
+    // --older-than keeps only the stale path; the text names it and the line.
+    let old = stale(&db, &["--older-than", "5s"]);
+    assert_eq!(old["paths"].as_array().unwrap().len(), 1);
+    let out = leakscope(&["stale", db.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&site("LAST-USE-LEAKED")) && text.contains("class Stale$SessionRegistry"), "{text}");
+}
+
+#[test]
+fn a_session_left_in_the_registry_is_the_stalest_and_an_active_one_is_recent() {
+    check(&Jdk::default_jdk());
+}
+
+#[test]
+fn the_same_on_jdk25() {
+    if let Some(jdk) = Jdk::jdk25() {
+        check(&jdk);
+    }
+}
+
+#[test]
+fn attached_late_the_watched_class_is_retransformed() {
+    build_agent();
+    let jdk = Jdk::default_jdk();
+    let dir = tempfile::tempdir().unwrap();
+    jdk.compile("Stale", dir.path());
+    let mut jvm = jdk.start_with_args(dir.path(), "Stale", &["-Xmx128m"], &["12"]);
+    let pid = jvm.pid().to_string();
+    let db = dir.path().join("attached.db");
+    let out = leakscope(&[
+        "attach",
+        &pid,
+        "--out",
+        db.to_str().unwrap(),
+        "--watch",
+        "rule:SessionRegistry>Session",
+        "--watch",
+        "rule:ActiveUsers>Session",
+        "--budget",
+        "20",
+        "--period",
+        "300ms",
+        "--walk-every",
+        "1s",
+    ]);
+    assert!(out.status.success(), "attach: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(jvm.wait(std::time::Duration::from_secs(60)).expect("Stale did not end").success());
+    let report = stale(&db, &[]);
+    let paths = report["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 2, "{report}");
+    // Used only before the agent came: aged from when they were first watched, no location.
+    assert_eq!(path_text(&paths[0]).first(), Some(&"class Stale$SessionRegistry"), "{report}");
+    assert!(paths[0]["location"].is_null(), "{report}");
+    assert!(report["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("not used since")));
+    // Used after the class was retransformed: recent, in the loop.
+    assert_eq!(path_text(&paths[1]).first(), Some(&"class Stale$ActiveUsers"), "{report}");
+    assert_eq!(paths[1]["location"], site("HOT-USE").as_str());
+    assert!(paths[1]["last_access"]["longest_ms"].as_u64().unwrap() < 2_000, "{report}");
+}
