@@ -225,6 +225,12 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
     let pointer = agent::pointer_file(args.pid);
     if has_agent(args.pid) {
         let store = std::fs::read_to_string(&pointer).unwrap_or_else(|_| "an unknown run store".into());
+        if !args.agent.watch.is_empty() {
+            bail!(
+                "{} already runs the leakscope agent (recording to {store}); its options, --watch included, were set when it was loaded and cannot change",
+                args.pid
+            );
+        }
         println!("{} already has the leakscope agent, recording to {store}", args.pid);
         return Ok(Exit::Success);
     }

@@ -123,6 +123,10 @@ fn attached_late_the_watched_class_is_retransformed() {
         "1s",
     ]);
     assert!(out.status.success(), "attach: {}", String::from_utf8_lossy(&out.stderr));
+    // Rules are set when the agent loads: another attach cannot change them.
+    let again = leakscope(&["attach", &pid, "--watch", "rule:Order"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("cannot change"));
     assert!(jvm.wait(std::time::Duration::from_secs(60)).expect("Stale did not end").success());
     let report = stale(&db, &[]);
     let paths = report["paths"].as_array().unwrap();
