@@ -16,6 +16,8 @@ pub struct Bar {
     shown: AtomicBool,
     enabled: bool,
     prefix: Mutex<String>,
+    /// `LEAKSCOPE_TIMINGS=1`: print each phase's duration on stderr (for benchmarks).
+    timings: bool,
 }
 
 impl Bar {
@@ -34,6 +36,7 @@ impl Bar {
             shown: AtomicBool::new(false),
             enabled,
             prefix: Mutex::default(),
+            timings: std::env::var_os("LEAKSCOPE_TIMINGS").is_some_and(|v| v == "1"),
         }
     }
 
@@ -69,6 +72,10 @@ impl graph::Progress for Bar {
     }
 
     fn finish(&self) {
+        if self.timings {
+            let took = self.started.lock().map(|s| s.elapsed()).unwrap_or_default();
+            eprintln!("timing: {:>8.3} s  {}", took.as_secs_f64(), self.bar.message());
+        }
         if self.shown.load(Ordering::Relaxed) {
             self.bar.finish_and_clear();
             self.bar.set_draw_target(ProgressDrawTarget::hidden());
