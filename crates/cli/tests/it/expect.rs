@@ -97,6 +97,10 @@ fn from_the_start_the_walks_and_a_dump_of_the_process_find_what_is_still_held() 
     let out = leakscope(&["growth", db.to_str().unwrap(), "--json"]);
     let growth: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(growth["expected_dead"]["reachable"].as_array().map(Vec::len), Some(2));
+    // Nothing was watched in this run: `stale` says how to watch.
+    let out = leakscope(&["stale", db.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not recorded with --watch"));
     // So does the HTML report of the run.
     let html = dir.path().join("run.html");
     let out = leakscope(&["report", "--quiet", db.to_str().unwrap(), "-o", html.to_str().unwrap()]);
@@ -141,4 +145,24 @@ fn attached_late_calls_before_the_agent_cost_nothing_and_later_ones_are_checked_
     assert_eq!(sites(&v), vec![site("EXPECT-LEAK")]);
     assert_leak_with_path(&v);
     jvm.kill9();
+}
+
+#[test]
+fn bad_targets_and_heaps_without_declarations_are_clear() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/demo-jdk17.hprof");
+    let out = leakscope(&["check", "--quiet", fixture.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "nothing declared is nothing reachable");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no object was declared dead"));
+    for (args, says) in [
+        (vec!["check", "Cargo.toml"], "neither an HPROF heap dump"),
+        (vec!["check", "4194999"], "no process 4194999"),
+        (vec!["check", "nonsense"], "neither a process id"),
+        (vec!["api-jar", "-o", "/nonexistent/dir/api.jar"], "cannot write"),
+        (vec!["stale", "4194999"], "no process 4194999"),
+    ] {
+        let out = leakscope(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }
