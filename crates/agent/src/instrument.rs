@@ -113,6 +113,8 @@ pub fn add_entry_hooks(class: &[u8], hook: Hook<'_>) -> R<Option<(Vec<u8>, usize
     let pool_count = r.u2()?;
     let pool_start = r.at;
     let mut names = Names::default();
+    // Where each Utf8 entry's bytes are, by index: method names are looked up later.
+    let mut utf8_at: Vec<Option<std::ops::Range<usize>>> = vec![None; pool_count as usize];
     let mut i = 1;
     while i < pool_count {
         let at = r.at;
@@ -120,6 +122,7 @@ pub fn add_entry_hooks(class: &[u8], hook: Hook<'_>) -> R<Option<(Vec<u8>, usize
         match tag {
             1 => {
                 let len = r.u2()? as usize;
+                utf8_at[i as usize] = Some(r.at..r.at + len);
                 let s = r.bytes(len)?;
                 let slot = match s {
                     b"Code" => Some(&mut names.code),
@@ -198,7 +201,7 @@ pub fn add_entry_hooks(class: &[u8], hook: Hook<'_>) -> R<Option<(Vec<u8>, usize
         put2(&mut out, access);
         put2(&mut out, name);
         put2(&mut out, desc);
-        let is_init = pool_utf8(class, pool_start, pool_count, name).is_some_and(|n| n.starts_with(b"<"));
+        let is_init = utf8_at.get(name as usize).cloned().flatten().is_some_and(|n| class[n].starts_with(b"<"));
         let eligible = access & (ACC_STATIC | ACC_NATIVE | ACC_ABSTRACT) == 0 && !is_init;
         let attrs = r.u2()?;
         put2(&mut out, attrs);
@@ -223,37 +226,6 @@ pub fn add_entry_hooks(class: &[u8], hook: Hook<'_>) -> R<Option<(Vec<u8>, usize
     // Class attributes, unchanged.
     out.extend_from_slice(&class[r.at..]);
     Ok((hooked > 0).then_some((out, hooked)))
-}
-
-/// The bytes of constant pool entry `index` when it is a Utf8 entry (a second, short scan:
-/// only method names are looked up).
-fn pool_utf8(class: &[u8], start: usize, count: u16, index: u16) -> Option<&[u8]> {
-    let mut r = In { b: class, at: start };
-    let mut i = 1;
-    while i < count {
-        let tag = r.u1().ok()?;
-        let n = match tag {
-            1 => {
-                let len = r.u2().ok()? as usize;
-                let s = r.bytes(len).ok()?;
-                if i == index {
-                    return Some(s);
-                }
-                0
-            }
-            3 | 4 | 9 | 10 | 11 | 12 | 17 | 18 => 4,
-            5 | 6 => {
-                i += 1;
-                8
-            }
-            7 | 8 | 16 | 19 | 20 => 2,
-            15 => 3,
-            _ => return None,
-        };
-        r.bytes(n).ok()?;
-        i += 1;
-    }
-    None
 }
 
 fn skip_members(r: &mut In<'_>) -> R<()> {

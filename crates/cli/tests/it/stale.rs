@@ -15,29 +15,16 @@ fn site(mark: &str) -> String {
     format!("Stale.main(Stale.java:{line})")
 }
 
+/// Agent options for a short run: walks often enough to learn paths of five holders.
+const SHORT_RUN: [&str; 6] = ["--budget", "20", "--period", "300ms", "--walk-every", "1s"];
+
 fn record(jdk: &Jdk, dir: &Path, rule: &str, seconds: &str) -> std::path::PathBuf {
     let db = dir.join("stale.db");
     let java = jdk.bin.join("java");
-    let out = leakscope(&[
-        "run",
-        "--out",
-        db.to_str().unwrap(),
-        "--watch",
-        rule,
-        "--budget",
-        "20",
-        "--period",
-        "300ms",
-        "--walk-every",
-        "1s",
-        "--",
-        java.to_str().unwrap(),
-        "-Xmx128m",
-        "-cp",
-        dir.to_str().unwrap(),
-        "Stale",
-        seconds,
-    ]);
+    let mut args = vec!["run", "--out", db.to_str().unwrap(), "--watch", rule];
+    args.extend(SHORT_RUN);
+    args.extend(["--", java.to_str().unwrap(), "-Xmx128m", "-cp", dir.to_str().unwrap(), "Stale", seconds]);
+    let out = leakscope(&args);
     assert!(out.status.success(), "Stale: {}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("done"));
     db
@@ -106,22 +93,10 @@ fn attached_late_the_watched_class_is_retransformed() {
     let mut jvm = jdk.start_with_args(dir.path(), "Stale", &["-Xmx128m"], &["12"]);
     let pid = jvm.pid().to_string();
     let db = dir.path().join("attached.db");
-    let out = leakscope(&[
-        "attach",
-        &pid,
-        "--out",
-        db.to_str().unwrap(),
-        "--watch",
-        "rule:SessionRegistry>Session",
-        "--watch",
-        "rule:ActiveUsers>Session",
-        "--budget",
-        "20",
-        "--period",
-        "300ms",
-        "--walk-every",
-        "1s",
-    ]);
+    let mut args = vec!["attach", &pid, "--out", db.to_str().unwrap()];
+    args.extend(["--watch", "rule:SessionRegistry>Session", "--watch", "rule:ActiveUsers>Session"]);
+    args.extend(SHORT_RUN);
+    let out = leakscope(&args);
     assert!(out.status.success(), "attach: {}", String::from_utf8_lossy(&out.stderr));
     // Rules are set when the agent loads: another attach cannot change them.
     let again = leakscope(&["attach", &pid, "--watch", "rule:Order"]);
