@@ -731,14 +731,13 @@ fn slice_diagram(slice: &Slice) -> String {
         };
         let _ = write!(
             s,
-            "<g><title>{}</title><rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{box_w}\" height=\"{hgt:.1}\" rx=\"4\" fill=\"{fill}\" stroke=\"{}\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#1d2330\">{}</text><text x=\"{:.1}\" y=\"{:.1}\" fill=\"#6b7385\">{}</text></g>",
+            "<g data-class=\"{0}\"><title>{0}</title><rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{box_w}\" height=\"{hgt:.1}\" rx=\"4\" fill=\"{fill}\" stroke=\"{1}\"/>\
+             <text x=\"{2:.1}\" y=\"{3:.1}\" fill=\"#1d2330\">{4}</text><text x=\"{2:.1}\" y=\"{5:.1}\" fill=\"#6b7385\">{6}</text></g>",
             esc(name),
             if is_candidate { "#b3261e" } else { "#9aa3b5" },
             x + 8.0,
             y + 17.0,
             esc(&truncate(name, 32)),
-            x + 8.0,
             y + 31.0,
             esc(&if bytes[i] > 0 { human_bytes(bytes[i]) } else { String::new() })
         );

@@ -53,7 +53,18 @@ fn the_ui_expands_trees_searches_and_shows_what_holds_the_leak() {
         "[...document.querySelectorAll('#grouptree > .row.group')].some(r => r.textContent.startsWith('▸Root: '))",
     );
 
+    // A box of the slice diagram opens its class in the inspector.
+    let boxed = b.eval(&format!(
+        "return [...document.querySelectorAll('#growth svg.slice g[data-class]')].map(g => g.dataset.class).find(c => c === {class:?})"
+    ));
+    assert_eq!(boxed.as_str(), Some(class.as_str()), "the candidate has a box");
+    b.click(&b.find(&format!("#growth svg.slice g[data-class={class:?}]")));
+    b.wait_for(&format!(
+        "document.querySelector('#detail h3') && document.querySelector('#detail h3').textContent === {class:?}"
+    ));
+
     // Search for the class, open it: its paths from GC roots go through the static map.
+    b.eval("document.getElementById('detail').replaceChildren();");
     b.type_into(&b.find("#q"), &class);
     b.click(&b.find("#search button"));
     b.wait_for(&format!(
