@@ -26,11 +26,9 @@ pub fn dominator_tree(s: &Snapshot, r: &Retention, width: usize, depth: usize) -
     let live = r.live_bytes();
     // Graph numbering: node 0 is the super-root, node i + 1 object i.
     let build = |node: usize| -> (Vec<usize>, u64) {
-        let mut kids: Vec<usize> = tree.successors(node).map(|v| v as usize).collect();
-        kids.sort_by_key(|&v| (std::cmp::Reverse(r.retained_bytes(ObjIdx(v as u64 - 1))), v));
+        let kids: Vec<ObjIdx> = tree.successors(node).map(|v| ObjIdx(v - 1)).collect();
         let more = kids.len().saturating_sub(width) as u64;
-        kids.truncate(width);
-        (kids, more)
+        (r.biggest_first(kids, width).into_iter().map(|o| o.index() + 1).collect(), more)
     };
     fn grow(
         node: usize,

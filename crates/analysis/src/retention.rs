@@ -242,14 +242,25 @@ impl Retention {
     /// biggest retained size first.
     pub fn children(&self, parent: Option<ObjIdx>) -> Vec<ObjIdx> {
         let p = parent.map_or(0, |o| o.index() + 1);
-        let mut out: Vec<ObjIdx> = self
+        let out: Vec<ObjIdx> = self
             .dom
             .preorder()
             .filter(|&v| v != 0 && self.dom.immediate_dominator(v) == Some(p))
             .map(|v| ObjIdx(v as u64 - 1))
             .collect();
-        out.sort_by(|a, b| self.retained_bytes(*b).cmp(&self.retained_bytes(*a)).then(a.cmp(b)));
-        out
+        self.biggest_first(out, usize::MAX)
+    }
+
+    /// The `n` objects of `objects` with the biggest retained sizes, biggest first (ties in
+    /// object order): a selection, then a sort of the `n` alone.
+    pub fn biggest_first(&self, mut objects: Vec<ObjIdx>, n: usize) -> Vec<ObjIdx> {
+        let order = |a: &ObjIdx, b: &ObjIdx| self.retained_bytes(*b).cmp(&self.retained_bytes(*a)).then(a.cmp(b));
+        if n < objects.len() {
+            objects.select_nth_unstable_by(n, order);
+            objects.truncate(n);
+        }
+        objects.sort_unstable_by(order);
+        objects
     }
 
     /// The dominator tree's children lists in graph numbering (node 0 is the super-root, node

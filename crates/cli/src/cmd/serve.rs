@@ -334,15 +334,9 @@ impl<'a, 's> Browse<'a, 's> {
         }
         let (offset, limit) = q.page()?;
         let node = parent.map_or(0, |p| p.index() + 1);
-        let mut kids: Vec<ObjIdx> = self.tree.successors(node).map(|v| ObjIdx(v - 1)).collect();
+        let kids: Vec<ObjIdx> = self.tree.successors(node).map(|v| ObjIdx(v - 1)).collect();
         let total = kids.len();
-        let order = |a: &ObjIdx, b: &ObjIdx| r.retained_bytes(*b).cmp(&r.retained_bytes(*a)).then(a.cmp(b));
-        let end = offset.saturating_add(limit).min(total);
-        if end < total {
-            kids.select_nth_unstable_by(end, order);
-            kids.truncate(end);
-        }
-        kids.sort_unstable_by(order);
+        let kids = r.biggest_first(kids, offset.saturating_add(limit));
         let of = parent.map_or(r.live_bytes(), |p| r.retained_bytes(p));
         let objects = kids
             .into_iter()
@@ -436,13 +430,7 @@ impl<'a, 's> Browse<'a, 's> {
         let selector: analysis::Selector =
             format!("class:{name}").parse().map_err(|e: analysis::SelectError| bad(e.to_string()))?;
         let objects = selector.select(s).map_err(|e| not_found(e.to_string()))?;
-        let mut biggest = objects.clone();
-        let order = |a: &ObjIdx, b: &ObjIdx| r.retained_bytes(*b).cmp(&r.retained_bytes(*a)).then(a.cmp(b));
-        if biggest.len() > 10 {
-            biggest.select_nth_unstable_by(10, order);
-            biggest.truncate(10);
-        }
-        biggest.sort_unstable_by(order);
+        let biggest = r.biggest_first(objects.clone(), 10);
         Ok(report::ClassView {
             class: name.to_string(),
             sizes: self.a.closures.sizes(&objects).totals(),
