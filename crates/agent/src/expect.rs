@@ -128,18 +128,6 @@ pub fn bind(jni: Jni, class: Jobject, announce: bool) -> bool {
     ok && (!announce || jni.set_static_boolean(class, c"agent", true))
 }
 
-/// Binds every loaded `io.leakscope.LeakScope` (one per class loader that loaded the jar).
-pub fn bind_loaded(env: Env, jni: Jni) -> usize {
-    let mut bound = 0;
-    for c in env.loaded_classes().unwrap_or_default() {
-        if env.class_signature(c).is_ok_and(|s| s == API_CLASS) && bind(jni, c, true) {
-            bound += 1;
-        }
-        jni.delete_local(c);
-    }
-    bound
-}
-
 /// `LeakScope.touched0(self)`: an instance method of a watched class was entered.
 unsafe extern "C" fn touched0(_jni: *mut c_void, _class: Jobject, o: Jobject) {
     crate::guard("LeakScope.touched", (), || {

@@ -104,7 +104,7 @@ impl Holders {
 
     /// The chains of the containers the last walk saw.
     pub fn chains(&self, names: &[String]) -> Vec<HolderChain> {
-        let name = |id: u32| names.get(id as usize).cloned().unwrap_or_else(|| format!("(class #{id})"));
+        let name = |id: u32| class_name(names, id);
         let mut out: Vec<HolderChain> = self
             .links
             .iter()
@@ -123,7 +123,6 @@ impl Holders {
     /// What holds link `l`, outwards: class names, `class NAME` for static fields, `root KIND`
     /// for GC roots; ends in `…` while the chain is still being followed.
     fn path_of(&self, l: &Link, names: &[String]) -> Vec<String> {
-        let name = |id: u32| names.get(id as usize).cloned().unwrap_or_else(|| format!("(class #{id})"));
         let mut path = Vec::new();
         let mut cur = l;
         loop {
@@ -136,20 +135,19 @@ impl Holders {
                 Held::Instance(_, None) => 3,
                 Held::Root(_) => 4,
             });
-            match held {
-                Some(Held::Statics(c)) => path.push(growth::statics_of(&name(*c))),
-                Some(Held::Root(k)) => path.push(format!("root {}", root_kind(*k))),
-                Some(Held::Instance(c, child)) => {
-                    path.push(name(*c));
-                    if let Some(next) = child.and_then(|i| self.links.get(i as usize)) {
-                        if path.len() < MAX_LEVEL as usize + 1 {
-                            cur = next;
-                            continue;
-                        }
+            let Some(&held) = held else {
+                path.push("…".into());
+                return path;
+            };
+            path.push(held_name(held, names));
+            if let Held::Instance(_, child) = held {
+                if let Some(next) = child.and_then(|i| self.links.get(i as usize)) {
+                    if path.len() < MAX_LEVEL as usize + 1 {
+                        cur = next;
+                        continue;
                     }
-                    path.push("…".into());
                 }
-                None => path.push("…".into()),
+                path.push("…".into());
             }
             return path;
         }
@@ -164,12 +162,16 @@ impl Holders {
 
 /// What references an object, in words: a class, `class C` for its static fields, `root KIND`.
 fn held_name(held: Held, names: &[String]) -> String {
-    let name = |id: u32| names.get(id as usize).cloned().unwrap_or_else(|| format!("(class #{id})"));
     match held {
-        Held::Statics(c) => growth::statics_of(&name(c)),
-        Held::Instance(c, _) => name(c),
+        Held::Statics(c) => growth::statics_of(&class_name(names, c)),
+        Held::Instance(c, _) => class_name(names, c),
         Held::Root(k) => format!("root {}", root_kind(k)),
     }
+}
+
+/// The name of class `id`, or a placeholder for an id registered after `names` was taken.
+fn class_name(names: &[String], id: u32) -> String {
+    names.get(id as usize).cloned().unwrap_or_else(|| format!("(class #{id})"))
 }
 
 fn root_kind(kind: u32) -> &'static str {
@@ -294,7 +296,7 @@ pub fn walk(
 }
 
 fn summarise(state: &State, names: &[String]) -> HeapSummary {
-    let name = |id: u32| names.get(id as usize).cloned().unwrap_or_else(|| format!("(class #{id})"));
+    let name = |id: u32| class_name(names, id);
     let mut classes = Vec::new();
     for (id, n) in state.nodes.iter().enumerate() {
         let count = n.count.max(n.prim_count);

@@ -58,22 +58,30 @@ struct Worker<'a> {
     locations: rustc_hash::FxHashMap<(usize, i64), String>,
 }
 
-/// Instruments the watched classes loaded before the class file load hook was on.
-fn retransform_watched(a: &Agent, w: &crate::watch::Watch, jni: Jni) -> Result<(), String> {
+/// Classes loaded before the agent's events were on, seen once: binds the natives of every
+/// `io.leakscope.LeakScope` (one per loader that loaded the jar; later ones are bound as
+/// they are prepared) and instruments the watched classes the load hook did not see.
+fn catch_up_on_loaded(a: &Agent, jni: Jni) -> Result<(), String> {
     let classes = a.env.loaded_classes().map_err(|e| format!("cannot list loaded classes ({e})"))?;
-    let mut watched = Vec::new();
     let hooked = a.hooked.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let mut watched = Vec::new();
     for &c in &classes {
-        let name = a.env.class_signature(c).map(|s| crate::source_name(&s)).unwrap_or_default();
-        if w.watches(&name) && !hooked.contains(&name) {
-            watched.push(c);
+        let Ok(signature) = a.env.class_signature(c) else { continue };
+        if signature == crate::expect::API_CLASS {
+            crate::expect::bind(jni, c, true);
+        }
+        if let Some(w) = &a.watch {
+            let name = crate::source_name(&signature);
+            if w.watches(&name) && !hooked.contains(&name) {
+                watched.push(c);
+            }
         }
     }
     let result = if watched.is_empty() { Ok(()) } else { a.env.retransform(&watched) };
     for c in classes {
         jni.delete_local(c);
     }
-    result.map_err(|e| format!("cannot instrument the watched classes already loaded ({e})"))
+    result.map_err(|e| format!("cannot instrument the watched classes already loaded ({e}); they are not watched"))
 }
 
 /// The worker's body.
@@ -137,15 +145,8 @@ impl<'a> Worker<'a> {
             jni.pop_local_frame();
         }
         events_on(a).map_err(|e| format!("cannot enable events ({e})"))?;
-        if jni.push_local_frame(64) {
-            // Classes loaded before the agent came; later ones are bound as they are prepared.
-            crate::expect::bind_loaded(env, jni);
-            jni.pop_local_frame();
-        }
-        if let Some(w) = a.watch.as_ref() {
-            if let Err(e) = retransform_watched(a, w, jni) {
-                eprintln!("leakscope agent: {e}; those classes are not watched");
-            }
+        if let Err(e) = catch_up_on_loaded(a, jni) {
+            eprintln!("leakscope agent: {e}");
         }
         eprintln!("leakscope agent: recording to {}", a.opts.out.display());
         Ok(Worker {
