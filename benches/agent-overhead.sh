@@ -19,7 +19,7 @@ heap=(-Xmx1g -Xms1g -XX:+UseG1GC)
 measure() { # prints "seconds peak_kb"
   /usr/bin/time -f "%e %M" "$@" 2>&1 >/dev/null | tail -n 1
 }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+source benches/lib.sh
 
 : > "$out/plain"; : > "$out/agent"; : > "$out/jfr"; : > "$out/plain.rss"; : > "$out/agent.rss"
 for i in $(seq "$runs"); do

@@ -42,7 +42,7 @@ for _ in $(seq "$runs"); do
 done
 grep -E '^(leakscope|hprof-slurp) [0-9.]+ [0-9]+$' "$out/times.txt" > "$out/times.clean" || true
 
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+source benches/lib.sh
 ls_t=$(awk '$1=="leakscope"{print $2}' "$out/times.clean" | median)
 ls_m=$(awk '$1=="leakscope"{print $3}' "$out/times.clean" | median)
 hs_t=$(awk '$1=="hprof-slurp"{print $2}' "$out/times.clean" | median)

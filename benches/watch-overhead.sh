@@ -17,7 +17,7 @@ cargo build --release -q
 javac -d "$out" benches/java/WatchBench.java
 lib=$PWD/target/release/libleakscope_agent.so
 heap=(-Xmx512m -XX:+UseG1GC)
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+source benches/lib.sh
 rate() { "$@" 2>/dev/null | awk '/requests/ {print $1}'; }
 
 for k in plain agent rare hot; do : > "$out/$k"; done
