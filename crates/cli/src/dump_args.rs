@@ -105,9 +105,9 @@ pub fn parse_selector(s: &str) -> Result<analysis::Selector, String> {
 /// Prints a report on stdout: one JSON document with `--json`, else its text form.
 pub fn emit<R: serde::Serialize>(json: bool, report: &R, text: impl FnOnce(&R) -> String) -> anyhow::Result<Exit> {
     if json {
-        println!("{}", serde_json::to_string(report)?);
+        outln!("{}", serde_json::to_string(report)?)?;
     } else {
-        print!("{}", text(report));
+        out!("{}", text(report))?;
     }
     Ok(Exit::Success)
 }

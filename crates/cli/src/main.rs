@@ -1,6 +1,23 @@
 //! `leakscope`: the command-line front end. Parses arguments, wires the libraries together,
 //! draws progress, and maps outcomes to exit codes (see [`exit::Exit`]).
 
+/// `print!` to stdout that returns the write's error instead of panicking, so that a closed
+/// pipe (`leakscope ... | head -1`) ends the command quietly (see [`is_broken_pipe`]).
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($t)*)
+    }};
+}
+
+/// `println!` to stdout that returns the write's error instead of panicking.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($t)*)
+    }};
+}
+
 mod cmd;
 mod dump_args;
 mod exit;
@@ -99,11 +116,18 @@ fn main() -> std::process::ExitCode {
     };
     match result {
         Ok(code) => code.into(),
+        // The reader went away (`| head`): what it wanted was written, so this is success.
+        Err(e) if is_broken_pipe(&e) => Exit::Success.into(),
         Err(e) => {
             eprintln!("error: {}", chain(&e));
             Exit::Error.into()
         }
     }
+}
+
+/// Whether the error comes from writing to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
 /// The error and its causes on one line, without repeating a cause already in the message.

@@ -68,9 +68,7 @@ fn of_dump(path: &Path, dump_args: &DumpArgs) -> anyhow::Result<report::Expectat
 }
 
 fn of_process(pid: u32, args: &CheckArgs) -> anyhow::Result<report::ExpectationsReport> {
-    if !crate::cmd::run::is_running(pid) {
-        bail!("no process {pid} (see `leakscope jvms`)");
-    }
+    crate::cmd::run::ensure_jvm(pid)?;
     let dump = match &args.keep_dump {
         Some(p) => std::path::absolute(p).with_context(|| format!("cannot use {}", p.display()))?,
         None => std::env::temp_dir().join(format!("leakscope-check-{pid}-{}.hprof", std::process::id())),
@@ -88,7 +86,7 @@ fn of_process(pid: u32, args: &CheckArgs) -> anyhow::Result<report::Expectations
         .with_context(|| format!("cannot run {} (is a JDK installed?)", jcmd.display()))?;
     if !dump.exists() {
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        bail!("jcmd could not dump {pid}: {}", text.trim());
+        bail!("jcmd could not dump {pid}: {}", crate::cmd::run::jcmd_message(&text));
     }
     let result = of_dump(&dump, &args.dump_args);
     if args.keep_dump.is_none() {

@@ -70,7 +70,7 @@ pub fn run(args: &HistogramArgs) -> anyhow::Result<Exit> {
         if let Some(n) = top {
             h.truncate(n);
         }
-        println!("{}", serde_json::to_string(&h)?);
+        outln!("{}", serde_json::to_string(&h)?)?;
         return Ok(Exit::Success);
     }
     let name_column = match args.by {
@@ -78,13 +78,13 @@ pub fn run(args: &HistogramArgs) -> anyhow::Result<Exit> {
         By::Package => "package",
         By::Hierarchy => "class and its subclasses",
     };
-    println!(
+    outln!(
         "{} — {} objects, {} ({})",
         args.dump.display(),
         report::thousands(h.total_instances),
         report::human_bytes(h.total_shallow_bytes),
         census.layout.describe()
-    );
-    print!("{}", h.to_text(&report::HistogramText { name_column: name_column.into(), top }));
+    )?;
+    out!("{}", h.to_text(&report::HistogramText { name_column: name_column.into(), top }))?;
     Ok(Exit::Success)
 }

@@ -42,14 +42,14 @@ pub struct Jvm {
 pub fn run(args: &JvmsArgs) -> anyhow::Result<Exit> {
     let jvms = list();
     if args.json {
-        println!("{}", serde_json::to_string(&jvms)?);
+        outln!("{}", serde_json::to_string(&jvms)?)?;
         return Ok(Exit::Success);
     }
     if jvms.is_empty() {
-        println!("no running JVM found (JVMs with -XX:-UsePerfData or of other users do not appear)");
+        outln!("no running JVM found (JVMs with -XX:-UsePerfData or of other users do not appear)")?;
         return Ok(Exit::Success);
     }
-    println!("{:>8}  {:>10}  {:>10}  {:<40}  agent", "pid", "uptime", "heap used", "command");
+    outln!("{:>8}  {:>10}  {:>10}  {:<40}  agent", "pid", "uptime", "heap used", "command")?;
     for j in &jvms {
         let uptime = j.uptime_ms.map_or("?".into(), |ms| duration(ms / 1000));
         let heap = j.heap_used_bytes.map_or("?".into(), report::human_bytes);
@@ -62,7 +62,7 @@ pub fn run(args: &JvmsArgs) -> anyhow::Result<Exit> {
             (None, true) => "loaded".into(),
             (None, false) => "-".into(),
         };
-        println!("{:>8}  {uptime:>10}  {heap:>10}  {command:<40}  {agent}", j.pid);
+        outln!("{:>8}  {uptime:>10}  {heap:>10}  {command:<40}  {agent}", j.pid)?;
     }
     Ok(Exit::Success)
 }

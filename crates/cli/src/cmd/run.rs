@@ -193,7 +193,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         opts.push_str(&agentpath);
         cmd.args(&args.command[1..]).env("JAVA_TOOL_OPTIONS", opts);
     }
-    let status = cmd.status().with_context(|| format!("cannot start {program}"))?;
+    let mut child = cmd.spawn().with_context(|| format!("cannot start {program}"))?;
+    // `kill` (or a service manager) stops leakscope, not the JVM: pass the signal on, so the
+    // JVM shuts down too instead of running on, re-parented to init.
+    let forwarding = Forward::start(child.id())?;
+    let status = child.wait().with_context(|| format!("cannot wait for {program}"))?;
+    forwarding.stop();
     if out.is_file() {
         eprintln!("leakscope: run store {}; read it with `leakscope growth {}`", out.display(), out.display());
     } else if out.display().to_string().contains("%p") {
@@ -211,12 +216,44 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
+/// Passes SIGTERM, SIGINT and SIGHUP received by leakscope on to a child process.
+struct Forward {
+    handle: signal_hook::iterator::Handle,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Forward {
+    fn start(child: u32) -> anyhow::Result<Forward> {
+        use rustix::process::{kill_process, Pid, Signal};
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let mut signals =
+            signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]).context("cannot handle signals")?;
+        let handle = signals.handle();
+        let pid = i32::try_from(child).ok().and_then(Pid::from_raw).context("the child has no valid process id")?;
+        let thread = std::thread::spawn(move || {
+            for sig in signals.forever() {
+                let sig = match sig {
+                    SIGTERM => Signal::TERM,
+                    SIGINT => Signal::INT,
+                    _ => Signal::HUP,
+                };
+                // The child may have just exited: nothing to do then.
+                let _ = kill_process(pid, sig);
+            }
+        });
+        Ok(Forward { handle, thread })
+    }
+
+    fn stop(self) {
+        self.handle.close();
+        let _ = self.thread.join();
+    }
+}
+
 /// Runs `leakscope attach`.
 pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
     let lib = agent_library()?;
-    if !is_running(args.pid) {
-        bail!("no process {} (see `leakscope jvms`)", args.pid);
-    }
+    ensure_jvm(args.pid)?;
     let out = match &args.out {
         Some(o) => absolute(o)?,
         None => agent::options::Options::defaults(args.pid).out,
@@ -231,7 +268,7 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
                 args.pid
             );
         }
-        println!("{} already has the leakscope agent, recording to {store}", args.pid);
+        outln!("{} already has the leakscope agent, recording to {store}", args.pid)?;
         return Ok(Exit::Success);
     }
     // A pointer left by an earlier JVM with the same pid would be mistaken for this one's.
@@ -246,14 +283,14 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
         .with_context(|| format!("cannot run {} (is a JDK installed?)", jcmd.display()))?;
     let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     if !output.status.success() || text.contains("Exception") || text.contains("error") {
-        bail!("jcmd could not load the agent into {}: {}", args.pid, text.trim());
+        bail!("jcmd could not load the agent into {}: {}", args.pid, jcmd_message(&text));
     }
     // The agent's pointer file says where it records once it has started.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while std::time::Instant::now() < deadline {
         if let Ok(store) = std::fs::read_to_string(&pointer) {
-            println!("attached to {}: recording to {store}", args.pid);
-            println!("watch it with `leakscope top {}`; rank it with `leakscope growth {store}`", args.pid);
+            outln!("attached to {}: recording to {store}", args.pid)?;
+            outln!("watch it with `leakscope top {}`; rank it with `leakscope growth {store}`", args.pid)?;
             return Ok(Exit::Success);
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
@@ -264,6 +301,57 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
 /// Whether process `pid` runs.
 pub fn is_running(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Checks that `pid` is a HotSpot JVM the agent supports before anything is sent to it: the
+/// attach mechanism starts by signalling the target (SIGQUIT), which ends most processes
+/// that are not JVMs.
+pub fn ensure_jvm(pid: u32) -> anyhow::Result<()> {
+    if !is_running(pid) {
+        bail!("no process {pid} (see `leakscope jvms`)");
+    }
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .with_context(|| format!("cannot read the memory map of process {pid} (is it another user's?)"))?;
+    let Some(libjvm) = maps.lines().filter_map(|l| l.split_whitespace().nth(5)).find(|p| p.ends_with("/libjvm.so"))
+    else {
+        let exe =
+            std::fs::read_link(format!("/proc/{pid}/exe")).map_or_else(|_| "?".into(), |e| e.display().to_string());
+        bail!("process {pid} ({exe}) is not a HotSpot JVM (it has no libjvm.so): nothing was sent to it; see `leakscope jvms`");
+    };
+    // JDK_HOME/lib/server/libjvm.so, and JDK_HOME/release says the version.
+    let home = Path::new(libjvm).ancestors().nth(3).unwrap_or(Path::new("/"));
+    let release = std::fs::read_to_string(home.join("release")).unwrap_or_default();
+    if let Some(major) = java_major(&release).filter(|&m| m < MIN_JAVA) {
+        bail!(
+            "process {pid} runs Java {major} ({}); the leakscope agent needs Java {MIN_JAVA} or later",
+            home.display()
+        );
+    }
+    Ok(())
+}
+
+/// The oldest Java whose JVMTI has what the agent uses (heap sampling came in 11).
+const MIN_JAVA: u32 = 11;
+
+/// The major version in a JDK's `release` file (`JAVA_VERSION="17.0.15"`, `"1.8.0_392"` is 8).
+fn java_major(release: &str) -> Option<u32> {
+    let v = release.lines().find_map(|l| l.strip_prefix("JAVA_VERSION="))?.trim_matches('"');
+    let mut parts = v.split(['.', '_', '-', '+']).filter_map(|p| p.parse::<u32>().ok());
+    match parts.next()? {
+        1 => parts.next(),
+        m => Some(m),
+    }
+}
+
+/// jcmd's answer in one line: the exception's message rather than its Java stack trace.
+pub fn jcmd_message(text: &str) -> String {
+    let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let is_pid_line = |l: &str| l.strip_suffix(':').is_some_and(|p| p.parse::<u32>().is_ok());
+    let exception = lines().find(|l| l.contains("Exception") || l.contains("Error:"));
+    match exception {
+        Some(l) => l.split_once(": ").map_or(l, |(_, message)| message).to_string(),
+        None => lines().find(|l| !is_pid_line(l) && !l.starts_with("at ")).unwrap_or("no output").to_string(),
+    }
 }
 
 /// Whether JVM `pid` has loaded the leakscope agent library.
@@ -282,4 +370,27 @@ pub fn jcmd_for(pid: u32) -> PathBuf {
         }
     }
     PathBuf::from("jcmd")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_files_give_major_versions() {
+        assert_eq!(java_major("IMPLEMENTOR=\"Eclipse\"\nJAVA_VERSION=\"25.0.1\"\n"), Some(25));
+        assert_eq!(java_major("JAVA_VERSION=\"17.0.15\""), Some(17));
+        assert_eq!(java_major("JAVA_VERSION=\"1.8.0_392\""), Some(8));
+        assert_eq!(java_major("OS_NAME=Linux"), None);
+    }
+
+    #[test]
+    fn jcmd_stack_traces_become_one_line() {
+        let trace = "12345:\ncom.sun.tools.attach.AttachNotSupportedException: Unable to open socket file /proc/12345/root/tmp/.java_pid12345: target process 12345 doesn't respond within 10500ms or HotSpot VM not loaded\n\tat jdk.attach/sun.tools.attach.VirtualMachineImpl.<init>(VirtualMachineImpl.java:100)\n";
+        assert_eq!(
+            jcmd_message(trace),
+            "Unable to open socket file /proc/12345/root/tmp/.java_pid12345: target process 12345 doesn't respond within 10500ms or HotSpot VM not loaded"
+        );
+        assert_eq!(jcmd_message("12345:\nCommand executed successfully\n"), "Command executed successfully");
+    }
 }

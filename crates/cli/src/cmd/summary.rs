@@ -36,7 +36,7 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<Exit> {
     let json = serde_json::to_string(&summary)?;
     match &args.output {
         Some(p) => std::fs::write(p, json).with_context(|| format!("cannot write {}", p.display()))?,
-        None => println!("{json}"),
+        None => outln!("{json}")?,
     }
     Ok(Exit::Success)
 }

@@ -131,7 +131,7 @@ pub fn run(args: &TopArgs) -> anyhow::Result<Exit> {
     loop {
         let v = view(&path)?;
         if args.json {
-            println!("{}", serde_json::to_string(&v)?);
+            outln!("{}", serde_json::to_string(&v)?)?;
             return Ok(Exit::Success);
         }
         let mut out = std::io::stdout().lock();

@@ -5,6 +5,7 @@ mod bad_input;
 mod expect;
 mod fixture;
 mod growth;
+mod harm;
 mod histogram;
 mod instrument;
 mod jvm;

@@ -1,0 +1,111 @@
+//! leakscope does no harm: a closed pipe ends a command quietly, `attach` and `check` never
+//! signal a process that is not a JVM, and `run` passes SIGTERM on to the JVM it started.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{build_agent, leakscope, Jdk};
+
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/demo-jdk17.hprof");
+
+/// Reads one line of `args`' stdout, closes the pipe, and returns the exit status and stderr.
+fn first_line_then_close(args: &[&str]) -> (String, Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_leakscope"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    (line, child.wait().unwrap().code(), err)
+}
+
+#[test]
+fn a_closed_pipe_ends_every_printing_command_quietly() {
+    // Each prints well over a pipe's 64 KiB buffer, so the write after the close fails.
+    for args in [
+        vec!["dominators", "--flat", "--top", "100000", DEMO],
+        vec!["dominators", "--flat", "--top", "100000", "--json", DEMO],
+        vec!["histogram", "--top", "0", "--by", "class", DEMO],
+        vec!["summary", DEMO],
+    ] {
+        let (line, code, err) = first_line_then_close(&args);
+        assert!(!line.is_empty(), "{args:?} printed nothing");
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{args:?}: {err}");
+    }
+}
+
+/// A process that is not a JVM, and sure to die of SIGQUIT if it gets one.
+fn not_a_jvm() -> std::process::Child {
+    Command::new("python3").args(["-c", "import time; time.sleep(60)"]).spawn().expect("python3")
+}
+
+#[test]
+fn attach_and_check_refuse_a_process_that_is_not_a_jvm_at_once_and_leave_it_alive() {
+    build_agent();
+    let mut victim = not_a_jvm();
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = victim.id().to_string();
+    for args in [vec!["attach", pid.as_str()], vec!["check", pid.as_str()]] {
+        let started = Instant::now();
+        let out = leakscope(&args);
+        let took = started.elapsed();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(took < Duration::from_secs(1), "{args:?} took {took:?}");
+        assert!(err.contains("is not a HotSpot JVM") && err.contains("nothing was sent"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line, no Java stack trace: {err}");
+        assert!(!err.contains("\tat "), "{err}");
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(victim.try_wait().unwrap().is_none(), "the process died");
+    let _ = victim.kill();
+    let _ = victim.wait();
+}
+
+/// Process ids of `pid`'s children.
+fn children(pid: u32) -> Vec<u32> {
+    let path = format!("/proc/{pid}/task/{pid}/children");
+    std::fs::read_to_string(path).unwrap_or_default().split_whitespace().filter_map(|p| p.parse().ok()).collect()
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie is dead for this purpose: it runs no code and waits for its parent.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| !s.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')))
+}
+
+#[test]
+fn sigterm_to_run_ends_the_jvm_too() {
+    build_agent();
+    let jdk = Jdk::default_jdk();
+    let dir = tempfile::tempdir().unwrap();
+    jdk.compile("Quiescent", dir.path());
+    let db = dir.path().join("run.db");
+    let java = jdk.bin.join("java");
+    let mut run = Command::new(env!("CARGO_BIN_EXE_leakscope"))
+        .args(["run", "--out", db.to_str().unwrap(), "--no-walks", "--"])
+        .arg(java)
+        .args(["-cp", dir.path().to_str().unwrap(), "Quiescent"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(run.stdout.take().unwrap()).lines();
+    let ready = lines.by_ref().map_while(Result::ok).any(|l| l.trim() == "READY");
+    assert!(ready, "Quiescent never became READY");
+    let jvm = *children(run.id()).first().expect("the JVM is run's child");
+    Command::new("kill").args(["-TERM", &run.id().to_string()]).status().unwrap();
+    let status = run.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while alive(jvm) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!alive(jvm), "the JVM {jvm} outlived `leakscope run`");
+    // The JVM's own status: 143 is Java's exit on SIGTERM (128 + 15).
+    assert_eq!(status.code(), Some(143), "{status:?}");
+}
