@@ -480,6 +480,7 @@ pub fn read(path: &Path, max_samples: usize) -> Result<Run, StoreError> {
                 total_instances: s.5 as u64,
                 classes,
                 edges: Vec::new(),
+                ..Default::default()
             },
             allocated,
         ))

@@ -332,6 +332,7 @@ fn summarise(state: &State, names: &[String]) -> HeapSummary {
         total_instances: classes.iter().map(|c| c.instances).sum(),
         classes,
         edges,
+        ..Default::default()
     }
 }
 

@@ -264,6 +264,7 @@ impl<'a> Worker<'a> {
             total_instances: live.iter().map(|c| c.instances).sum(),
             classes: live,
             edges: Vec::new(),
+            ..Default::default()
         });
         if self.recent.len() > RECENT {
             self.recent.remove(0);

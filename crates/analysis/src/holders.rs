@@ -1,97 +1,67 @@
-//! Joins a growth slice with one heap's retention: which objects of the slice's containers
-//! hold the growing part, how much each retains, and the path from a GC root to each.
+//! Joins a growing structure with the last heap: which objects sit at the structure's place
+//! in the heap, how much each retains, how many of the growing objects each holds, and the
+//! path from a GC root to each.
 
-use std::collections::{HashMap, HashSet};
-
-use heap::{ClassIdx, ObjIdx, RefStrength, Snapshot};
-use report::{Holder, PathRoot, Slice};
+use heap::{Live, ObjIdx, Snapshot};
+use report::{Holder, PathPart, PathRoot, StructureHolder};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::paths::PathFinder;
 use crate::retention::Retention;
 use crate::suspects::step;
 
-/// Up to `max` holders of the growth in `slice`: the objects of the slice's container classes
-/// that retain the most bytes of the candidate class (`slice.classes[0]`), found by walking up
-/// the dominator tree from each candidate object to the first container object (the topmost of
-/// a run of them, for a tree or list of the container class). When no container object
-/// dominates any candidate object (shared structures), the container objects that reference the
-/// next class on the slice, by retained size.
-pub fn holders(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, slice: &Slice, max: usize) -> Vec<Holder> {
-    let Some(candidate) = slice.classes.first() else { return Vec::new() };
-    // Container classes as indices, once: instances of a class, or (`class NAME`) NAME's mirror.
-    let (mut instances, mut statics) = (HashSet::new(), HashSet::new());
-    for name in &slice.containers {
-        match name.strip_prefix("class ") {
-            Some(owner) => statics.extend(s.classes().find_all(owner)),
-            None => instances.extend(s.classes().find_all(name)),
-        }
-    }
-    let is_container = |o: ObjIdx| match s.mirror_class(o) {
-        Some(c) => statics.contains(&c),
-        None => instances.contains(&s.class_of(o)),
-    };
-    let wanted: HashSet<ClassIdx> = s.classes().find_all(candidate).collect();
-    let mut credit: HashMap<ObjIdx, u64> = HashMap::new();
-    for o in s.objects().filter(|&o| wanted.contains(&s.class_of(o)) && r.is_live(o)) {
-        if let Some(top) = container_above(r, o, &is_container) {
-            *credit.entry(top).or_default() += s.shallow_bytes(o);
-        }
-    }
-    let mut found: Vec<(ObjIdx, u64)> = credit.into_iter().collect();
-    if found.is_empty() {
-        found = referencing(s, slice).into_iter().map(|o| (o, r.retained_bytes(o))).collect();
-    }
-    found.sort_by_key(|&(o, c)| (std::cmp::Reverse(c), o));
-    found.into_iter().take(max).map(|(o, _)| holder(s, r, paths, o)).collect()
-}
+/// A holder below this share of the growing objects is shown only when nothing bigger is.
+const MIN_SHARE: f64 = 0.03;
 
-/// The first container object up the dominator tree from `o`, or the topmost of a run of them.
-fn container_above(r: &Retention, o: ObjIdx, is_container: &dyn Fn(ObjIdx) -> bool) -> Option<ObjIdx> {
-    let mut x = r.immediate_dominator(o);
-    let mut found = None;
-    for _ in 0..100_000 {
-        match x {
-            Some(d) if is_container(d) => found = Some(d),
-            _ if found.is_some() => return found,
-            None => return None,
-            Some(_) => {}
-        }
-        x = x.and_then(|d| r.immediate_dominator(d));
+/// Up to `max` objects of the last heap at the structure reached by `path` (a finding's
+/// path, matched on the path tree `live`, which must have parents), with the instances of
+/// class `member` under each, biggest share first. An instance counts for the first object
+/// of the structure on its shortest path from a GC root.
+pub fn structure_holders(
+    s: &Snapshot,
+    live: &Live,
+    r: &Retention,
+    paths: &PathFinder<'_>,
+    path: &[PathPart],
+    member: &str,
+    max: usize,
+) -> Vec<StructureHolder> {
+    let names = crate::summary::path_volumes(&s.census, &live.nodes);
+    let at: FxHashSet<u32> = growth::structures::nodes_at(&names, path).into_iter().collect();
+    if at.is_empty() || live.parent.is_empty() {
+        return Vec::new();
     }
-    found
-}
-
-/// Container objects with a strong reference to an object of the next class on the slice
-/// (or, for `class NAME` containers, the objects NAME's static fields hold).
-fn referencing(s: &Snapshot, slice: &Slice) -> Vec<ObjIdx> {
-    let mut out = Vec::new();
-    for container in &slice.containers {
-        let next: HashSet<ClassIdx> = slice
-            .edges
-            .iter()
-            .filter(|e| &e.from == container && e.to != e.from)
-            .flat_map(|e| s.classes().find_all(&e.to))
-            .collect();
-        match container.strip_prefix("class ") {
-            Some(owner) => out.extend(
-                s.static_refs()
-                    .into_iter()
-                    .filter(|&(c, _, t)| s.classes().get(c).name == owner && next.contains(&s.class_of(t)))
-                    .map(|(_, _, t)| t),
-            ),
-            None => {
-                let own: HashSet<ClassIdx> = s.classes().find_all(container).collect();
-                out.extend(
-                    s.objects().filter(|&o| own.contains(&s.class_of(o)) && s.mirror_class(o).is_none()).filter(|&o| {
-                        s.edges(o).any(|e| e.strength == RefStrength::Strong && next.contains(&s.class_of(e.target)))
-                    }),
-                );
+    let wanted: FxHashSet<heap::ClassIdx> = s.classes().find_all(member).collect();
+    let mut credit: FxHashMap<u32, u64> = FxHashMap::default();
+    let mut total = 0u64;
+    for o in s.objects().filter(|&o| wanted.contains(&s.class_of(o)) && live.is_live(o.index())) {
+        let mut x = o.index() as u32;
+        // Shortest paths are at most as long as the heap is deep; the bound guards a cycle.
+        for _ in 0..1_000_000 {
+            if at.contains(&live.node_of[x as usize]) {
+                *credit.entry(x).or_default() += 1;
+                total += 1;
+                break;
+            }
+            match live.parent[x as usize] {
+                heap::live::NONE => break,
+                p => x = p,
             }
         }
     }
-    out.sort_unstable();
-    out.dedup();
-    out
+    let mut found: Vec<(u32, u64)> = credit.into_iter().collect();
+    found.sort_by_key(|&(o, c)| (std::cmp::Reverse(c), o));
+    let biggest = found.first().map_or(0, |f| f.1);
+    found
+        .into_iter()
+        .filter(|&(_, c)| c == biggest || c as f64 >= MIN_SHARE * total as f64)
+        .take(max)
+        .map(|(o, c)| StructureHolder {
+            holder: holder(s, r, paths, ObjIdx(u64::from(o))),
+            instances: c,
+            share: c as f64 / total.max(1) as f64,
+        })
+        .collect()
 }
 
 fn holder(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, o: ObjIdx) -> Holder {

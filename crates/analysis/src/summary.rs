@@ -1,9 +1,10 @@
-//! [`growth::HeapSummary`] (Cork's class points-from graph) of one dump, with class names:
-//! from the streaming [`heap::ClassGraph`], or from a [`Snapshot`] already in memory. Both
-//! count the same things, and the tests hold them to the same numbers.
+//! [`growth::HeapSummary`] (Cork's class points-from graph and the path tree) of one dump's
+//! live objects, with class names: from the streaming [`heap::ClassGraph`], or from a
+//! [`Snapshot`] already in memory. Both trace the same live objects and paths
+//! ([`heap::live`]), and the tests hold them to the same numbers.
 
-use growth::{statics_of, ClassVolume, EdgeVolume, HeapSummary};
-use heap::{Census, ClassGraph, EdgeLabel, RefStrength, Referrer, Snapshot};
+use growth::{statics_of, ClassVolume, EdgeVolume, HeapSummary, PathVolume};
+use heap::{Census, ClassGraph, ClassTotals, EdgeLabel, Live, ObjIdx, PathNode, RefStrength, Referrer, Snapshot};
 use rustc_hash::FxHashMap;
 
 /// The summary of a dump read by [`ClassGraph::build`]; `source` names it in reports.
@@ -19,18 +20,41 @@ pub fn summarize(graph: &ClassGraph, source: &str) -> HeapSummary {
             references: e.references,
         })
         .collect();
-    with_nodes(&graph.census, source, edges)
+    with_nodes(&graph.census, &graph.live, &graph.paths, source, edges)
 }
 
-/// The same summary from a snapshot: every object in the dump, strong references only.
+/// The same summary from a snapshot: its live objects, strong references only.
 pub fn summarize_snapshot(snap: &Snapshot, source: &str) -> HeapSummary {
+    match snap.live(false) {
+        Some(live) => summarize_live(snap, &live, source),
+        // Past 2^32 objects the trace does not number them: everything counts, as jcmd does.
+        None => summarize_objects(snap, snap.objects(), &[], source),
+    }
+}
+
+/// The summary of a snapshot whose live objects `live` says (from [`Snapshot::live`]).
+pub fn summarize_live(snap: &Snapshot, live: &Live, source: &str) -> HeapSummary {
+    let objects = snap.objects().filter(|o| live.is_live(o.index()));
+    summarize_objects(snap, objects, &live.nodes, source)
+}
+
+fn summarize_objects(
+    snap: &Snapshot,
+    objects: impl Iterator<Item = ObjIdx>,
+    paths: &[PathNode],
+    source: &str,
+) -> HeapSummary {
     let mut acc: FxHashMap<(Referrer, heap::ClassIdx), (u64, u64)> = FxHashMap::default();
-    let mut add = |from, to: heap::ObjIdx| {
+    let mut totals = vec![ClassTotals::default(); snap.classes().len()];
+    let mut add = |from, to: ObjIdx| {
         let e = acc.entry((from, snap.class_of(to))).or_default();
         e.0 += snap.shallow_bytes(to);
         e.1 += 1;
     };
-    for o in snap.objects() {
+    for o in objects {
+        let t = &mut totals[snap.class_of(o).index()];
+        t.instances += 1;
+        t.shallow_bytes += snap.shallow_bytes(o);
         match snap.mirror_class(o) {
             Some(c) => {
                 for (label, e) in snap.labeled_edges(o) {
@@ -57,7 +81,7 @@ pub fn summarize_snapshot(snap: &Snapshot, source: &str) -> HeapSummary {
             references,
         })
         .collect();
-    with_nodes(&snap.census, source, edges)
+    with_nodes(&snap.census, &totals, paths, source, edges)
 }
 
 fn referrer_name(census: &Census, r: Referrer) -> String {
@@ -67,22 +91,47 @@ fn referrer_name(census: &Census, r: Referrer) -> String {
     }
 }
 
-fn with_nodes(census: &Census, source: &str, edges: Vec<EdgeVolume>) -> HeapSummary {
-    let classes = census
+/// The path tree with names.
+pub(crate) fn path_volumes(census: &Census, nodes: &[PathNode]) -> Vec<PathVolume> {
+    nodes
+        .iter()
+        .map(|n| PathVolume {
+            parent: (n.parent != heap::live::NONE).then_some(n.parent),
+            via: n.via_name(nodes, &census.classes),
+            class: n.class_name(&census.classes),
+            objects: n.objects,
+            bytes: n.bytes,
+        })
+        .collect()
+}
+
+fn with_nodes(
+    census: &Census,
+    live: &[ClassTotals],
+    paths: &[PathNode],
+    source: &str,
+    edges: Vec<EdgeVolume>,
+) -> HeapSummary {
+    let classes: Vec<ClassVolume> = census
         .classes
         .iter()
-        .map(|(i, c)| (c, census.of(i)))
+        .filter_map(|(i, c)| Some((c, live.get(i.index())?)))
         .filter(|(_, t)| t.instances > 0)
         .map(|(c, t)| ClassVolume { name: c.name.clone(), instances: t.instances, bytes: t.shallow_bytes })
         .collect();
-    let total = census.total();
+    let all = census.total();
+    let total_bytes: u64 = live.iter().map(|t| t.shallow_bytes).sum();
+    let total_instances: u64 = live.iter().map(|t| t.instances).sum();
     HeapSummary {
         source: source.into(),
         time_ms: Some(census.header.timestamp_ms).filter(|&t| t > 0),
         gc_count: None,
-        total_bytes: total.shallow_bytes,
-        total_instances: total.instances,
+        total_bytes,
+        total_instances,
         classes,
         edges,
+        paths: path_volumes(census, paths),
+        unreachable_instances: all.instances.saturating_sub(total_instances),
+        unreachable_bytes: all.shallow_bytes.saturating_sub(total_bytes),
     }
 }

@@ -23,6 +23,7 @@ pub mod ranking;
 pub mod ratio;
 mod series;
 mod slice;
+pub mod structures;
 mod summary;
 
 use rustc_hash::FxHashMap;
@@ -30,7 +31,7 @@ use rustc_hash::FxHashMap;
 pub use ranking::{judge, kept, Method, Options, Verdict};
 pub use ratio::{ratio_rank, RatioParams, RatioRank};
 pub use series::{ClassSeries, EdgeSeries, Series};
-pub use summary::{statics_of, ClassVolume, EdgeVolume, HeapSummary};
+pub use summary::{statics_of, ClassVolume, EdgeVolume, HeapSummary, PathVolume};
 
 /// Ranks a series of heaps (oldest first) and reports the growing classes with their slices;
 /// `explain` names classes whose verdict to report whatever it is.
@@ -58,6 +59,8 @@ pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> re
         .collect();
     candidates.sort_by(|a, b| b.rank.total_cmp(&a.rank).then(b.growth_bytes.cmp(&a.growth_bytes)));
     mark_same_structures(&mut candidates);
+    let names: Vec<&str> = candidates.iter().map(|c| c.class.as_str()).collect();
+    let findings = structures::findings(summaries, &names, o);
     report::GrowthReport {
         snapshots: summaries.iter().map(snapshot_row).collect(),
         ranking: report::RankingInfo {
@@ -68,6 +71,7 @@ pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> re
             min_growth_bytes: o.min_growth_bytes,
         },
         candidates,
+        findings,
         explained: explain.iter().map(|name| explanation(&series, name, o)).collect(),
         notes: notes(summaries.len(), o),
         expected_dead: None,

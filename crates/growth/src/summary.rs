@@ -27,6 +27,26 @@ pub struct EdgeVolume {
     pub references: u64,
 }
 
+/// One place in a heap's structure: a path shape from a GC root (class and field names, array
+/// indices masked, repeated steps through one class folded), and the live objects whose
+/// shortest path has it. Nodes of different heaps are matched by their whole path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathVolume {
+    /// Index of the node of the step before in [`HeapSummary::paths`]; none for a GC root's
+    /// object or a class mirror (`class NAME`, where the paths through its statics start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<u32>,
+    /// How the step before reaches these objects: a field name, `[]`, `static NAME`, or for a
+    /// path's first step the root's kind.
+    pub via: String,
+    /// The objects' class (`class NAME` for class mirrors).
+    pub class: String,
+    /// Objects at this place.
+    pub objects: u64,
+    /// Their shallow bytes.
+    pub bytes: u64,
+}
+
 /// The class points-from graph of one moment, from a heap dump or from the agent's heap walk.
 /// Weak, soft and phantom referents are not counted as edges: they do not keep anything alive.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -45,6 +65,17 @@ pub struct HeapSummary {
     pub classes: Vec<ClassVolume>,
     /// Volume per referrer → referent edge.
     pub edges: Vec<EdgeVolume>,
+    /// The path tree of the live objects, parents before children (heap dumps only; empty for
+    /// the agent's walks and for summaries saved before it existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<PathVolume>,
+    /// Objects in the dump that no GC root reaches (JDK 19+ heap fillers, garbage, objects
+    /// only the VM holds): counted by `histogram`, left out of everything above.
+    #[serde(default)]
+    pub unreachable_instances: u64,
+    /// Their bytes.
+    #[serde(default)]
+    pub unreachable_bytes: u64,
 }
 
 /// The referrer name that stands for the static fields of class `name`.

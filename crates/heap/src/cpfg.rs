@@ -3,10 +3,14 @@
 //! Two passes over the segments. The heap pass that counts the census also keeps each
 //! object's address and a kind word (class key and array length). An address rank (a bitmap
 //! over the heap, see [`AddrRank`]) then places each object's class and size at its rank, 8
-//! bytes per object. The second pass reads the segments again in file order and adds, for
-//! every reference, the referent's size to the (referrer class → referent class) edge in
-//! per-segment maps merged at the end. No reference is stored and no record is read twice
-//! out of order.
+//! bytes per object. The second pass reads the segments again in file order and keeps, per
+//! segment, every reference as the referent's rank and the field it comes from (6 bytes a
+//! reference, no addresses, no offsets, no labels beyond 16 bits). A breadth-first search over
+//! those from the GC roots ([`crate::live`]) finds the live objects and their path tree; then
+//! each live object's references are added, per (referrer class → referent class) edge, in
+//! per-segment maps merged at the end. Unreachable objects (JDK 19+ heap fillers, garbage in
+//! dumps taken without a collection) count in the census, as jcmd counts them, but in none of
+//! the live totals, edges or paths.
 
 use graph::Progress;
 use hprof::{BasicType, SubRecord, SubRecords};
@@ -15,10 +19,12 @@ use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::addr_rank::AddrRank;
+use crate::census::ClassTotals;
 use crate::census::{Census, ReadOptions, Sizes};
 use crate::classes::ClassIdx;
 use crate::error::Error;
 use crate::index::{DumpIndex, Segment};
+use crate::live::{self, Live, PathNode, Traced, Via, LOADER_SLOT, NONE, SUPER_SLOT};
 use crate::scan::{Keep, RawKind, Scan};
 use crate::snapshot::{for_each_field_ref, for_each_ref};
 use crate::source::Dump;
@@ -47,15 +53,19 @@ pub struct ClassEdge {
     pub references: u64,
 }
 
-/// The class points-from graph of a dump: nodes are the census's per-class totals (every
-/// object in the dump, as `jcmd GC.class_histogram` counts them), edges every strong
-/// reference. A Reference's referent is not an edge, nor are a class's superclass and loader.
+/// The class points-from graph of a dump's live objects: nodes are per-class totals of the
+/// objects reachable from GC roots, edges their strong references. A Reference's referent is
+/// not an edge, nor are a class's superclass and loader.
 #[derive(Debug)]
 pub struct ClassGraph {
-    /// Classes, layout and per-class totals.
+    /// Classes, layout and per-class totals of every object in the dump (as jcmd counts them).
     pub census: Census,
-    /// Edges, sorted by referrer then referent.
+    /// Per-class totals of the live objects, by class index.
+    pub live: Vec<ClassTotals>,
+    /// Edges between live objects, sorted by referrer then referent.
     pub edges: Vec<ClassEdge>,
+    /// The path tree of the live objects (see [`crate::live`]).
+    pub paths: Vec<PathNode>,
 }
 
 /// (referrer, referent class) packed by [`edge_key`] → (bytes, references).
@@ -129,20 +139,63 @@ impl ClassGraph {
         }
         let duplicates = (scan.objects.len() + mirrors.len() - ranks.len()) as u64;
         census.warnings.add(WarningKind::DuplicateId, duplicates, None, || "objects".into());
-        drop(scan);
-        let ctx = EdgeCtx { census: &census, id_size: ix.header.id_size, ranks: &ranks, kind: &kind };
-        progress.start("summing references by class", ix.heap_bytes());
-        let merged = ix
+        let scan_roots = scan.roots;
+        drop(scan.objects);
+        let n = ranks.len();
+        if n >= NONE as usize {
+            return Err(Error::TooManyObjects { objects: n as u64 });
+        }
+        let mut mirror_of: FxHashMap<u32, ClassIdx> = FxHashMap::default();
+        for (i, c) in census.classes.iter().filter(|(_, c)| c.dump_offset.is_some()) {
+            if let Some(r) = ranks.rank(c.id) {
+                mirror_of.insert(r as u32, i);
+            }
+        }
+        let ctx = EdgeCtx { census: &census, id_size: ix.header.id_size, ranks: &ranks };
+        progress.start("reading references", ix.heap_bytes());
+        let segs: Vec<SegEdges> = ix
             .segments
             .par_iter()
-            .fold(EdgeMap::default, |mut acc, seg| {
-                ctx.add_segment(data, *seg, &mut acc);
+            .map(|seg| {
+                let e = ctx.read_segment(data, *seg);
                 dump.release(seg.offset, seg.len);
                 progress.advance(seg.len as u64);
+                e
+            })
+            .collect();
+        progress.finish();
+        let mut loc = vec![u64::MAX; n];
+        for (si, seg) in segs.iter().enumerate() {
+            for (k, &r) in seg.objects.iter().enumerate() {
+                loc[r as usize] = (si as u64) << 32 | k as u64;
+            }
+        }
+        let roots: Vec<(u32, hprof::RootKind)> =
+            scan_roots.iter().filter_map(|(_, r)| Some((ranks.rank(r.object_id)? as u32, r.kind))).collect();
+        let mirrors: Vec<u32> = mirror_of.keys().copied().collect();
+        let g = StreamGraph { classes: &census.classes, kind: &kind, mirror_of: &mirror_of, segs: &segs, loc: &loc };
+        progress.start("tracing from GC roots", 0);
+        let traced = live::trace(&g, &roots, &mirrors, false);
+        progress.finish();
+        progress.start("summing references by class", segs.len() as u64);
+        let merged = segs
+            .par_iter()
+            .fold(EdgeMap::default, |mut acc, seg| {
+                g.add_segment(seg, &traced, &mut acc);
+                progress.advance(1);
                 acc
             })
             .reduce(EdgeMap::default, merge);
         progress.finish();
+        let mut live_totals = vec![ClassTotals::default(); census.classes.len()];
+        for (o, w) in kind.iter().enumerate() {
+            if traced.is_live(o) {
+                let w = w.load(Ordering::Relaxed);
+                let t = &mut live_totals[(w >> 32) as usize];
+                t.instances += 1;
+                t.shallow_bytes += (w & u64::from(u32::MAX)) * 8;
+            }
+        }
         let mut edges: Vec<ClassEdge> = merged
             .into_iter()
             .map(|(key, (bytes, references))| {
@@ -151,7 +204,7 @@ impl ClassGraph {
             })
             .collect();
         edges.sort_unstable_by_key(|e| (e.from, e.to));
-        Ok(ClassGraph { census, edges })
+        Ok(ClassGraph { census, live: live_totals, edges, paths: traced.nodes })
     }
 }
 
@@ -176,26 +229,36 @@ struct EdgeCtx<'a> {
     census: &'a Census,
     id_size: hprof::IdSize,
     ranks: &'a AddrRank,
-    kind: &'a [AtomicU64],
+}
+
+/// The references of one segment's objects that have any: each object's rank, where its
+/// references start, and per reference the referent's rank and its raw label
+/// ([`live::via_of_slot`]).
+#[derive(Default)]
+struct SegEdges {
+    objects: Vec<u32>,
+    starts: Vec<u32>,
+    targets: Vec<u32>,
+    slots: Vec<u16>,
 }
 
 impl EdgeCtx<'_> {
-    /// Adds the strong references of the objects in `seg` to `acc`. The scan has already
-    /// reported whatever in the segment cannot be read; this pass stops at the same place.
-    fn add_segment(&self, data: &[u8], seg: Segment, acc: &mut EdgeMap) {
+    /// Reads the strong references of the objects in `seg`. The scan has already reported
+    /// whatever in the segment cannot be read; this pass stops at the same place.
+    fn read_segment(&self, data: &[u8], seg: Segment) -> SegEdges {
         let classes = &self.census.classes;
         let start = seg.offset as usize;
         let body = data.get(start..start + seg.len).unwrap_or(&[]);
-        let mut add = |from: Referrer, id: u64| {
-            if let Some(t) = self.ranks.rank(id) {
-                let kind = self.kind[t].load(Ordering::Relaxed);
-                let e = acc.entry(edge_key(from, (kind >> 32) as u32)).or_default();
-                e.0 += (kind & u64::from(u32::MAX)) * 8;
-                e.1 += 1;
-            }
-        };
+        let mut out = SegEdges::default();
         for (_, rec) in SubRecords::new(body, seg.offset, self.id_size).map_while(Result::ok) {
-            match &rec {
+            let before = out.targets.len();
+            let mut add = |id: u64, slot: u16| {
+                if let Some(t) = self.ranks.rank(id) {
+                    out.targets.push(t as u32);
+                    out.slots.push(slot);
+                }
+            };
+            let id = match &rec {
                 // Instances are the bulk: their class is looked up once, and a Reference's
                 // referent slot is skipped by index.
                 SubRecord::Instance { head, values } => {
@@ -204,24 +267,106 @@ impl EdgeCtx<'_> {
                     let skip = c.referent_slot.filter(|_| c.ref_strength != RefStrength::Strong);
                     for_each_field_ref(c, values, self.id_size, |s, id| {
                         if Some(s) != skip {
-                            add(Referrer::Instances(class), id);
+                            add(id, s as u16);
                         }
                     });
+                    head.object_id
                 }
                 SubRecord::ObjArray { head, .. } => {
-                    let Some(class) = classes.by_id(head.class_id) else { continue };
-                    for_each_ref(&rec, classes, self.id_size, |_, id| add(Referrer::Instances(class), id));
+                    for_each_ref(&rec, classes, self.id_size, |_, id| add(id, 0));
+                    head.object_id
                 }
                 SubRecord::Class(d) => {
-                    let Some(class) = classes.by_id(d.head.class_id) else { continue };
-                    for_each_ref(&rec, classes, self.id_size, |label, id| {
-                        if !matches!(label, EdgeLabel::Super | EdgeLabel::Loader) {
-                            add(Referrer::Statics(class), id);
-                        }
+                    for_each_ref(&rec, classes, self.id_size, |label, id| match label {
+                        EdgeLabel::Static(i) => add(id, i),
+                        EdgeLabel::Super => add(id, SUPER_SLOT),
+                        _ => add(id, LOADER_SLOT),
                     });
+                    d.head.class_id
                 }
-                _ => {}
+                _ => continue,
+            };
+            if out.targets.len() > before {
+                if let Some(r) = self.ranks.rank(id) {
+                    out.objects.push(r as u32);
+                    out.starts.push(before as u32);
+                } else {
+                    out.targets.truncate(before);
+                    out.slots.truncate(before);
+                }
             }
+        }
+        out.starts.push(out.targets.len() as u32);
+        out
+    }
+}
+
+/// The heap as the streaming pass holds it, for [`live::trace`].
+struct StreamGraph<'a> {
+    classes: &'a crate::classes::ClassTable,
+    kind: &'a [AtomicU64],
+    mirror_of: &'a FxHashMap<u32, ClassIdx>,
+    segs: &'a [SegEdges],
+    loc: &'a [u64],
+}
+
+impl StreamGraph<'_> {
+    fn word(&self, o: u32) -> u64 {
+        self.kind[o as usize].load(Ordering::Relaxed)
+    }
+
+    /// Adds the references of the live objects of `seg` to `acc`: a mirror's statics (not its
+    /// superclass and loader) as its class's statics, anything else by the object's class.
+    fn add_segment(&self, seg: &SegEdges, traced: &Live, acc: &mut EdgeMap) {
+        for (k, &o) in seg.objects.iter().enumerate() {
+            if !traced.is_live(o as usize) {
+                continue;
+            }
+            let mirror = self.mirror_of.get(&o);
+            let from = match mirror {
+                Some(&c) => Referrer::Statics(c),
+                None => Referrer::Instances(ClassIdx((self.word(o) >> 32) as u32)),
+            };
+            let range = seg.starts[k] as usize..seg.starts[k + 1] as usize;
+            for (&t, &slot) in seg.targets[range.clone()].iter().zip(&seg.slots[range]) {
+                if mirror.is_some() && slot >= SUPER_SLOT {
+                    continue;
+                }
+                let kind = self.word(t);
+                let e = acc.entry(edge_key(from, (kind >> 32) as u32)).or_default();
+                e.0 += (kind & u64::from(u32::MAX)) * 8;
+                e.1 += 1;
+            }
+        }
+    }
+}
+
+impl Traced for StreamGraph<'_> {
+    fn len(&self) -> usize {
+        self.kind.len()
+    }
+
+    fn class_and_bytes(&self, o: u32) -> (ClassIdx, u64) {
+        let w = self.word(o);
+        (ClassIdx((w >> 32) as u32), (w & u64::from(u32::MAX)) * 8)
+    }
+
+    fn mirror(&self, o: u32) -> Option<ClassIdx> {
+        self.mirror_of.get(&o).copied()
+    }
+
+    fn edges(&self, o: u32, f: &mut dyn FnMut(u32, Via)) {
+        let at = self.loc[o as usize];
+        if at == u64::MAX {
+            return;
+        }
+        let (seg, k) = (&self.segs[(at >> 32) as usize], (at & u64::from(u32::MAX)) as usize);
+        let (class, mirror) = match self.mirror(o) {
+            Some(c) => (c, true),
+            None => (self.class_and_bytes(o).0, false),
+        };
+        for i in seg.starts[k] as usize..seg.starts[k + 1] as usize {
+            f(seg.targets[i], live::via_of_slot(self.classes, class, mirror, seg.slots[i]));
         }
     }
 }

@@ -23,6 +23,12 @@ pub enum Error {
         /// End of the records read.
         offset: u64,
     },
+    /// More objects than the live trace of a summary indexes (32-bit object numbers).
+    #[error("{objects} objects: the growth summary traces at most 4,294,967,294 objects per heap")]
+    TooManyObjects {
+        /// Objects in the dump.
+        objects: u64,
+    },
     /// Not one object of the heap dump could be read.
     #[error("{first}; not one object of the heap could be read")]
     NothingReadable {
@@ -45,7 +51,7 @@ impl Error {
     /// The byte offset the error points at, when it has one.
     pub fn offset(&self) -> Option<u64> {
         match self {
-            Error::Io { .. } => None,
+            Error::Io { .. } | Error::TooManyObjects { .. } => None,
             Error::Format(e) => Some(e.offset()),
             Error::NoHeapDump { offset } => Some(*offset),
             Error::MostlyUnreadable { first, .. } | Error::NothingReadable { first } => Some(first.offset()),

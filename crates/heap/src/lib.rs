@@ -23,6 +23,7 @@ mod cpfg;
 mod error;
 mod index;
 pub mod layout;
+pub mod live;
 pub mod names;
 mod scan;
 mod snapshot;
@@ -36,6 +37,7 @@ pub use error::Error;
 /// A static field or constant value, as the dump writes it.
 pub use hprof::Value;
 pub use layout::{LayoutSpec, VmLayout};
+pub use live::{Live, PathNode, Via};
 pub use snapshot::{Edge, EdgeLabel, Frame, ObjIdx, Root, RootDetail, Snapshot, Thread};
 pub use source::Dump;
 pub use warnings::{Warning, WarningKind, Warnings};

@@ -17,6 +17,7 @@ use crate::census::{Census, ReadOptions, Sizes};
 use crate::classes::{Class, ClassIdx, ClassTable, RefStrength};
 use crate::error::Error;
 use crate::index::DumpIndex;
+use crate::live::{self, Live, Traced, Via};
 use crate::scan::{Keep, Scan};
 use crate::source::Dump;
 use crate::warnings::WarningKind;
@@ -436,6 +437,19 @@ impl Snapshot {
         (0..self.class.len()).map(|i| ObjIdx(i as u64))
     }
 
+    /// The live objects and their path tree ([`crate::live`]): the same trace as the
+    /// streaming class graph's. With `keep_parents`, each object's breadth-first parent too.
+    /// `None` past 2^32 - 1 objects, which the trace does not number.
+    pub fn live(&self, keep_parents: bool) -> Option<Live> {
+        if self.object_count() >= u64::from(live::NONE) {
+            return None;
+        }
+        let roots: Vec<(u32, hprof::RootKind)> = self.roots.iter().map(|r| (r.object.0 as u32, r.kind)).collect();
+        let mirrors: Vec<u32> = self.mirrors.iter().map(|m| m.0 .0 as u32).collect();
+        let g = SnapTraced { snap: self, labels: Default::default() };
+        Some(live::trace(&g, &roots, &mirrors, keep_parents))
+    }
+
     /// Approximate heap bytes this snapshot keeps per object, for the README's footprint figure.
     pub fn heap_bytes(&self) -> usize {
         self.class.capacity() * 4
@@ -445,6 +459,62 @@ impl Snapshot {
             + self.referent_first.capacity() * 8
             + self.mirrors.capacity() * 16
             + self.addr_index.heap_bytes()
+    }
+}
+
+/// A snapshot as [`live::trace`] walks it: references from the CSR, their labels from the
+/// record (one buffer, reused).
+struct SnapTraced<'a> {
+    snap: &'a Snapshot,
+    labels: std::cell::RefCell<Vec<(EdgeLabel, u64)>>,
+}
+
+impl Traced for SnapTraced<'_> {
+    fn len(&self) -> usize {
+        self.snap.object_count() as usize
+    }
+
+    fn class_and_bytes(&self, o: u32) -> (ClassIdx, u64) {
+        (self.snap.class_of(ObjIdx(u64::from(o))), self.snap.shallow_bytes(ObjIdx(u64::from(o))))
+    }
+
+    fn mirror(&self, o: u32) -> Option<ClassIdx> {
+        self.snap.mirror_class(ObjIdx(u64::from(o)))
+    }
+
+    fn edges(&self, o: u32, f: &mut dyn FnMut(u32, Via)) {
+        let s = self.snap;
+        let obj = ObjIdx(u64::from(o));
+        let mut labels = self.labels.borrow_mut();
+        labels.clear();
+        let id_size = s.census.header.id_size;
+        if let Some(rec) = read_at(s.dump.data(), s.offsets.get(obj.index()), id_size) {
+            for_each_ref(&rec, &s.census.classes, id_size, |label, id| labels.push((label, id)));
+        }
+        let edges: Vec<Edge> = s.edges(obj).collect();
+        let via = |label: EdgeLabel| match label {
+            EdgeLabel::Field { owner, field } => Via::Field { owner, field },
+            EdgeLabel::Element(_) => Via::Element,
+            EdgeLabel::Static(i) => Via::Static(i),
+            EdgeLabel::Super => Via::Super,
+            EdgeLabel::Loader => Via::Loader,
+        };
+        // The CSR holds the references that resolve, in record order: when none dangles, the
+        // labels pair with it one to one; else each id is looked up.
+        if labels.len() == edges.len() {
+            for (&(label, _), e) in labels.iter().zip(&edges) {
+                if e.strength == RefStrength::Strong {
+                    f(e.target.0 as u32, via(label));
+                }
+            }
+        } else {
+            let resolved = labels.iter().filter_map(|&(label, id)| s.find(id).map(|_| label));
+            for (label, e) in resolved.zip(&edges) {
+                if e.strength == RefStrength::Strong {
+                    f(e.target.0 as u32, via(label));
+                }
+            }
+        }
     }
 }
 

@@ -101,6 +101,77 @@ pub struct Candidate {
     pub same_structure_as: Option<String>,
 }
 
+/// One step of a path from a GC root to a growing structure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathPart {
+    /// How the step before reaches it: a field name, `[]`, `static NAME`, or the root's kind.
+    pub via: String,
+    /// The class of the objects there (`class NAME` for a class mirror).
+    pub class: String,
+}
+
+/// A class that piles up in a growing structure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Member {
+    /// Class name.
+    pub class: String,
+    /// Its instances under the structure, per heap.
+    pub instances: Vec<u64>,
+    /// Their bytes, per heap.
+    pub volumes: Vec<u64>,
+    /// How much that grew (kept growth, as for candidates).
+    pub growth_bytes: u64,
+}
+
+/// A growing place below a structure: a path from it, and the objects of one candidate class
+/// there, per heap.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GrowingPath {
+    /// Steps from the structure, e.g. `table → [] → val`.
+    pub path: Vec<PathPart>,
+    /// Instances there, per heap.
+    pub instances: Vec<u64>,
+    /// Their bytes, per heap.
+    pub volumes: Vec<u64>,
+}
+
+/// An object of the growing structure in the last heap, with its share of the growth.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StructureHolder {
+    /// The object, its retained size and its path from a GC root.
+    #[serde(flatten)]
+    pub holder: Holder,
+    /// Instances of the finding's first class under it.
+    pub instances: u64,
+    /// Their share of all instances of that class under the structure (0 to 1).
+    pub share: f64,
+}
+
+/// One data structure that keeps growing: a place in the heap's structure, matched across the
+/// heaps by its path from a GC root (class and field names, array indices masked), under
+/// which the candidate classes pile up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// `Owner.field` that holds the structure (`StandardManager.sessions`), or how its root holds it.
+    pub structure: String,
+    /// The structure's class.
+    pub class: String,
+    /// From a GC root (or a class's statics) to the structure.
+    pub path: Vec<PathPart>,
+    /// Bytes of its members under it, per heap.
+    pub volumes: Vec<u64>,
+    /// How much its members grew together.
+    pub growth_bytes: u64,
+    /// What piles up in it, the application's classes first, then by growth.
+    pub members: Vec<Member>,
+    /// Where below the structure the first member grows, biggest first.
+    pub growing_paths: Vec<GrowingPath>,
+    /// Its objects in the last heap (when a dump was indexed), biggest share first.
+    pub holders: Vec<StructureHolder>,
+    /// Why this structure, step by step (shown with `--explain`).
+    pub why: Vec<String>,
+}
+
 /// The `growth` report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GrowthReport {
@@ -110,6 +181,10 @@ pub struct GrowthReport {
     pub ranking: RankingInfo,
     /// Candidates, the most likely leak first; empty when nothing grows.
     pub candidates: Vec<Candidate>,
+    /// The growing data structures the candidates pile up in, most growth first (heap dumps
+    /// with path trees; empty for agent runs and old saved summaries).
+    #[serde(default)]
+    pub findings: Vec<Finding>,
     /// Classes asked about with `--explain`, and why each is or is not a candidate.
     pub explained: Vec<Explanation>,
     /// Caveats about the input (allocation sites unknown, too few heaps, ...).
@@ -153,8 +228,32 @@ impl GrowthReport {
         if self.candidates.is_empty() {
             let _ = writeln!(o, "No growing class: nothing is a leak candidate.");
         }
-        for (i, c) in self.candidates.iter().take(top).enumerate() {
-            candidate_text(&mut o, i + 1, c);
+        if self.findings.is_empty() {
+            for (i, c) in self.candidates.iter().take(top).enumerate() {
+                candidate_text(&mut o, i + 1, c);
+            }
+        } else {
+            for (i, f) in self.findings.iter().take(top).enumerate() {
+                finding_text(&mut o, i + 1, f, !self.explained.is_empty());
+            }
+            if self.findings.len() > top {
+                let rest: Vec<&str> = self.findings[top..].iter().map(|f| f.structure.as_str()).collect();
+                let _ = writeln!(o, "{} more growing structures: {}\n", rest.len(), rest.join(", "));
+            }
+            let _ = writeln!(o, "Growing classes (Cork's ranking), and where they grow:");
+            for c in self.candidates.iter().take(top) {
+                let at: Vec<String> = self
+                    .findings
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| f.members.iter().any(|m| m.class == c.class))
+                    .map(|(i, _)| format!("#{}", i + 1))
+                    .collect();
+                let place =
+                    if at.is_empty() { "in no single structure".to_string() } else { format!("in {}", at.join(", ")) };
+                let _ = writeln!(o, "  {}  rank {:.0}, grew {}, {place}", c.class, c.rank, human_bytes(c.growth_bytes));
+            }
+            let _ = writeln!(o);
         }
         if self.candidates.len() > top {
             let rest: Vec<&str> = self.candidates[top..].iter().map(|c| c.class.as_str()).collect();
@@ -226,6 +325,90 @@ fn dot_string(s: &str) -> String {
     out
 }
 
+fn series_text(v: &[u64], f: impl Fn(u64) -> String) -> String {
+    v.iter().map(|&x| f(x)).collect::<Vec<_>>().join(" → ")
+}
+
+/// A path as text; `from_root` when its first step is a root's object (its via is the root's kind).
+fn path_text(path: &[PathPart], from_root: bool) -> String {
+    let steps: Vec<String> = path
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match (i, p.via.is_empty()) {
+            (0, false) if from_root => format!("{} ({})", p.class, p.via),
+            (_, true) => p.class.clone(),
+            _ => format!("{} → {}", p.via, p.class),
+        })
+        .collect();
+    steps.join(" · ")
+}
+
+fn holder_text(o: &mut String, h: &Holder, indent: &str) {
+    if let Some(r) = &h.root {
+        let _ = writeln!(o, "{indent}from {} {}", r.kind, r.detail);
+    }
+    for s in &h.path {
+        let field = s.field.as_ref().map(|f| format!("{f} -> ")).unwrap_or_default();
+        let _ = writeln!(o, "{indent}  {field}{} {}", s.class, s.id);
+    }
+}
+
+fn finding_text(o: &mut String, n: usize, f: &Finding, explain: bool) {
+    let first = f.volumes.iter().copied().find(|&v| v > 0).unwrap_or(0);
+    let last = f.volumes.last().copied().unwrap_or(0);
+    let head = f
+        .members
+        .first()
+        .map_or(String::new(), |m| format!("{} × {}", thousands(m.instances.last().copied().unwrap_or(0)), m.class));
+    let _ = writeln!(
+        o,
+        "#{n} {} ({}) grows: {head}, grew {} ({} → {})",
+        f.structure,
+        f.class,
+        human_bytes(f.growth_bytes),
+        human_bytes(first),
+        human_bytes(last)
+    );
+    let _ = writeln!(o, "   path: {}", path_text(&f.path, true));
+    let _ = writeln!(o, "   what piles up in it:");
+    for m in f.members.iter().take(8) {
+        let _ = writeln!(
+            o,
+            "     {:>12}  {:>10} now  {}",
+            format!("+{}", human_bytes(m.growth_bytes)),
+            thousands(m.instances.last().copied().unwrap_or(0)),
+            m.class
+        );
+    }
+    if f.members.len() > 8 {
+        let _ = writeln!(o, "     … and {} more classes", f.members.len() - 8);
+    }
+    if let Some(m) = f.members.first() {
+        let _ = writeln!(o, "   where {} grows below it (instances per heap):", m.class);
+        for g in &f.growing_paths {
+            let _ = writeln!(o, "     {}: {}", path_text(&g.path, false), series_text(&g.instances, thousands));
+        }
+    }
+    for h in &f.holders {
+        let _ = writeln!(
+            o,
+            "   holder {} {} retains {}, holds {:.0}% of them ({})",
+            h.holder.class,
+            h.holder.id,
+            human_bytes(h.holder.retained_bytes),
+            h.share * 100.0,
+            thousands(h.instances)
+        );
+        holder_text(o, &h.holder, "     ");
+    }
+    if explain {
+        for w in &f.why {
+            let _ = writeln!(o, "   why: {w}");
+        }
+    }
+    let _ = writeln!(o);
+}
+
 fn candidate_text(o: &mut String, n: usize, c: &Candidate) {
     let first = c.volumes.iter().copied().find(|&v| v > 0).unwrap_or(0);
     let last = c.volumes.last().copied().unwrap_or(0);
@@ -258,13 +441,7 @@ fn candidate_text(o: &mut String, n: usize, c: &Candidate) {
     }
     for h in &c.holders {
         let _ = writeln!(o, "   holder {} {} retains {}", h.class, h.id, human_bytes(h.retained_bytes));
-        if let Some(r) = &h.root {
-            let _ = writeln!(o, "     from {} {}", r.kind, r.detail);
-        }
-        for s in &h.path {
-            let field = s.field.as_ref().map(|f| format!("{f} -> ")).unwrap_or_default();
-            let _ = writeln!(o, "       {field}{} {}", s.class, s.id);
-        }
+        holder_text(o, h, "     ");
     }
     for s in &c.allocation_sites {
         let _ = writeln!(o, "   allocated at {s}");

@@ -27,8 +27,8 @@ pub use browse::{ApiError, ClassView, DominatorPage, GroupChild, GroupPage, Grou
 pub use expect::{ExpectationsReport, ExpectedDead};
 pub use group::{GroupNode, GroupReport};
 pub use growth::{
-    signed_bytes, Candidate, ClassDelta, DiffReport, EdgeDelta, Explanation, GrowthReport, Holder, RankingInfo, Slice,
-    SliceEdge, SnapshotRow,
+    signed_bytes, Candidate, ClassDelta, DiffReport, EdgeDelta, Explanation, Finding, GrowingPath, GrowthReport,
+    Holder, Member, PathPart, RankingInfo, Slice, SliceEdge, SnapshotRow, StructureHolder,
 };
 pub use histogram::{Histogram, HistogramRow, HistogramText};
 pub use html::{esc, ClassCurve, DomNode, HeapView, LeakReport};

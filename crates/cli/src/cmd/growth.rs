@@ -166,8 +166,9 @@ pub fn read_series(
     Ok((series, report, last_snapshot))
 }
 
-/// Finds, in the last heap, the objects that hold the growth of the first `top` leading
-/// candidates (`max` per container class), with their paths from GC roots.
+/// Finds, in the last heap, the objects of the first `top` growing structures (`max` each),
+/// with their share of the growing objects and their paths from GC roots; each candidate
+/// gets the holders of the structure it grows in most.
 pub fn fill_holders(
     report: &mut report::GrowthReport,
     snap: &heap::Snapshot,
@@ -176,8 +177,21 @@ pub fn fill_holders(
     top: usize,
     max: usize,
 ) {
-    for c in report.candidates.iter_mut().filter(|c| c.same_structure_as.is_none()).take(top.max(1)) {
-        c.holders = analysis::holders(snap, retention, paths, &c.slice, max);
+    let Some(live) = snap.live(true) else { return };
+    for f in report.findings.iter_mut().take(top.max(1)) {
+        let Some(member) = f.members.first() else { continue };
+        f.holders = analysis::structure_holders(snap, &live, retention, paths, &f.path, &member.class, max);
+    }
+    for c in &mut report.candidates {
+        let mut homes: Vec<(&report::Finding, u64)> = report
+            .findings
+            .iter()
+            .filter_map(|f| Some((f, f.members.iter().find(|m| m.class == c.class)?.growth_bytes)))
+            .collect();
+        homes.sort_by_key(|h| std::cmp::Reverse(h.1));
+        if let Some((f, _)) = homes.first() {
+            c.holders = f.holders.iter().map(|h| h.holder.clone()).collect();
+        }
     }
 }
 

@@ -161,6 +161,16 @@ fn streaming_summary_equals_the_snapshots() {
         from_snapshot.edges.sort_by_key(key);
         assert_eq!(streamed_edges, from_snapshot.edges, "{}", path.display());
         assert_eq!(streamed.classes, from_snapshot.classes);
+        assert_eq!(streamed.paths, from_snapshot.paths, "the same path tree, node for node");
+        assert!(streamed.paths.len() > 100, "{}", streamed.paths.len());
+        assert_eq!(
+            (
+                streamed.total_instances + streamed.unreachable_instances,
+                streamed.total_bytes + streamed.unreachable_bytes
+            ),
+            (graph.census.total().instances, graph.census.total().shallow_bytes),
+            "live and unreachable objects together are the census"
+        );
         assert!(streamed.edges.iter().any(|e| e.from == "class Growth$Directory" || e.from.starts_with("class ")));
     }
 }
