@@ -37,59 +37,52 @@ fn is_application(name: &str) -> bool {
     !is_jdk_class(name) && !name.ends_with("[]")
 }
 
-/// One heap's path tree with every node's key: a hash of its whole path, the same in every
-/// heap for the same path.
+/// Meaningful steps (not a collection's internals) that name a place: a place is matched
+/// across heaps by the end of its path, not the whole, because the shortest path from a GC
+/// root to a structure changes from heap to heap (a request thread's frame in one, the
+/// connector's thread in the next) while its last steps do not.
+const KEY_STEPS: usize = 4;
+
+/// One heap's path tree with every node's key: a hash of the end of its path (see
+/// [`KEY_STEPS`]), the same in every heap for the same place.
 struct Tree<'a> {
     nodes: &'a [PathVolume],
     keys: Vec<u64>,
-    /// Own objects per key (nodes of one path from classes of the same name add up).
+    /// Own objects per key (nodes of one place add up).
     own: FxHashMap<u64, u64>,
 }
 
 impl<'a> Tree<'a> {
     fn new(h: &'a HeapSummary) -> Tree<'a> {
-        let mut keys = Vec::with_capacity(h.paths.len());
+        let nodes = &h.paths;
         let mut own: FxHashMap<u64, u64> = FxHashMap::default();
-        for n in &h.paths {
+        let mut keys = Vec::with_capacity(nodes.len());
+        for (i, n) in nodes.iter().enumerate() {
             let mut hasher = FxHasher::default();
-            let parent = n.parent.and_then(|p| keys.get(p as usize).copied());
-            parent.hash(&mut hasher);
-            n.via.hash(&mut hasher);
-            n.class.hash(&mut hasher);
+            let mut meaningful = 0;
+            let mut at = Some(i);
+            while let Some(j) = at {
+                let x = &nodes[j];
+                x.via.hash(&mut hasher);
+                x.class.hash(&mut hasher);
+                meaningful += usize::from(!is_internal(&x.class));
+                if meaningful == KEY_STEPS {
+                    break;
+                }
+                at = x.parent.map(|p| p as usize).filter(|&p| p < j);
+                if at.is_none() {
+                    "root".hash(&mut hasher);
+                }
+            }
             let k = hasher.finish();
             keys.push(k);
             *own.entry(k).or_default() += n.objects;
         }
-        Tree { nodes: &h.paths, keys, own }
+        Tree { nodes, keys, own }
     }
 
     fn parent(&self, i: usize) -> Option<usize> {
         self.nodes[i].parent.map(|p| p as usize).filter(|&p| p < i)
-    }
-
-    /// Bytes and objects of class `class` at or below each key.
-    fn under(&self, class: &str) -> FxHashMap<u64, (u64, u64)> {
-        let mut sums = vec![(0u64, 0u64); self.nodes.len()];
-        for (i, n) in self.nodes.iter().enumerate() {
-            if n.class == class {
-                sums[i] = (n.bytes, n.objects);
-            }
-        }
-        let mut out: FxHashMap<u64, (u64, u64)> = FxHashMap::default();
-        for i in (0..self.nodes.len()).rev() {
-            let (b, o) = sums[i];
-            if b == 0 && o == 0 {
-                continue;
-            }
-            if let Some(p) = self.parent(i) {
-                sums[p].0 += b;
-                sums[p].1 += o;
-            }
-            let e = out.entry(self.keys[i]).or_default();
-            e.0 += b;
-            e.1 += o;
-        }
-        out
     }
 
     /// The path to node `i`, from its root.
@@ -105,40 +98,76 @@ impl<'a> Tree<'a> {
     }
 }
 
-/// The structure above node `i` of the last heap, and why, step by step.
-fn structure_of(last: &Tree<'_>, first_own: &dyn Fn(u64) -> u64, i: usize) -> (usize, Vec<String>) {
+/// Own objects of each place in the first and in the last heap that has it: a place whose
+/// objects keep getting more is multiplied (each of them holds a part of what is below).
+struct Counts(FxHashMap<u64, (u64, u64)>);
+
+impl Counts {
+    fn new(trees: &[Tree<'_>]) -> Counts {
+        let mut m: FxHashMap<u64, (u64, u64)> = FxHashMap::default();
+        for t in trees {
+            for (&k, &n) in &t.own {
+                m.entry(k).and_modify(|e| e.1 = n).or_insert((n, n));
+            }
+        }
+        Counts(m)
+    }
+
+    fn get(&self, key: u64) -> (u64, u64) {
+        self.0.get(&key).copied().unwrap_or((0, 0))
+    }
+
+    fn multiplied(&self, key: u64) -> bool {
+        let (then, now) = self.get(key);
+        now > 1 && now > then + (then / 4).max(1)
+    }
+}
+
+/// The structure above node `i` of `tree`: its node there, and why, step by step.
+fn structure_of(tree: &Tree<'_>, counts: &Counts, i: usize) -> (usize, Vec<String>) {
     let mut why = Vec::new();
     let mut at = i;
     loop {
-        let Some(p) = last.parent(at) else {
-            why.push(format!("{} is held by a root ({})", last.nodes[at].class, last.nodes[at].via));
+        let here = &tree.nodes[at];
+        let Some(p) = tree.parent(at) else {
+            why.push(format!("{} is held by a root ({})", here.class, here.via));
             return (at, why);
         };
-        let node = &last.nodes[p];
-        let key = last.keys[p];
-        let now = last.own.get(&key).copied().unwrap_or(0);
-        let then = first_own(key);
+        let node = &tree.nodes[p];
+        let (then, now) = counts.get(tree.keys[p]);
         if node.class.starts_with("class ") {
             // A class's statics: the structure is the static field's object.
-            why.push(format!("{} is held by {} {}", last.nodes[at].class, node.class, last.nodes[at].via));
+            why.push(format!("{} is held by {} {}", here.class, node.class, here.via));
             return (at, why);
         }
-        if now > 1 && now > then + (then / 4).max(1) {
+        if counts.multiplied(tree.keys[p]) {
             why.push(format!(
-                "{} ({}) is multiplied ({} → {} objects there): each holds a part",
-                node.class, last.nodes[at].via, then, now
+                "{} ({}) is multiplied ({then} → {now} objects there): each holds a part",
+                node.class, here.via
             ));
         } else if is_internal(&node.class) {
             why.push(format!("{} is a collection's internals", node.class));
         } else {
-            why.push(format!(
-                "{} holds them and is not multiplied ({} → {} there): the structure",
-                node.class, then, now
-            ));
+            why.push(format!("{} holds them and is not multiplied ({then} → {now} there): the structure", node.class));
             return (p, why);
         }
         at = p;
     }
+}
+
+/// A candidate's objects at one place (a node key), per heap, and the structure they belong to.
+struct Place {
+    structure: u64,
+    /// Where the place was last seen: heap and node.
+    at: (usize, usize),
+    volumes: Vec<u64>,
+    instances: Vec<u64>,
+}
+
+/// A structure's node in some heap (the last that has it), and why it is the structure.
+struct Found {
+    at: (usize, usize),
+    why: Vec<String>,
 }
 
 /// The findings: the structures the candidates grow in, most growth first. `candidates`
@@ -147,39 +176,63 @@ pub fn findings(summaries: &[HeapSummary], candidates: &[&str], o: &Options) -> 
     if summaries.is_empty() || summaries.iter().any(|h| h.paths.is_empty()) {
         return Vec::new();
     }
+    let n = summaries.len();
     let trees: Vec<Tree<'_>> = summaries.iter().map(Tree::new).collect();
-    let last = trees.last().unwrap();
+    let counts = Counts::new(&trees);
     let totals: Vec<u64> = summaries.iter().map(|h| h.total_bytes).collect();
-    // Own objects of a key in the first heap that has the key at all.
-    let first_own = |key: u64| trees.iter().find_map(|t| t.own.get(&key).copied()).unwrap_or(0);
     let mut by_structure: FxHashMap<u64, report::Finding> = FxHashMap::default();
     let mut order: Vec<u64> = Vec::new();
+    let mut growing_by_member: Vec<((u64, String), Vec<report::GrowingPath>)> = Vec::new();
     for &c in candidates {
-        let under: Vec<FxHashMap<u64, (u64, u64)>> = trees.iter().map(|t| t.under(c)).collect();
-        let series =
-            |key: u64| -> (Vec<u64>, Vec<u64>) { under.iter().map(|u| u.get(&key).copied().unwrap_or((0, 0))).unzip() };
-        let mut seen: FxHashMap<usize, ()> = FxHashMap::default();
-        let mut places: Vec<usize> = (0..last.nodes.len()).filter(|&i| last.nodes[i].class == c).collect();
-        places.sort_by_key(|&i| std::cmp::Reverse(last.nodes[i].bytes));
-        for i in places {
-            let (s, why) = structure_of(last, &first_own, i);
-            if seen.insert(s, ()).is_some() {
-                continue;
+        // Every place of the class in every heap, each with its structure.
+        let mut places: FxHashMap<u64, Place> = FxHashMap::default();
+        let mut structures: FxHashMap<u64, Found> = FxHashMap::default();
+        for (h, t) in trees.iter().enumerate() {
+            for i in (0..t.nodes.len()).filter(|&i| t.nodes[i].class == c) {
+                let place = places.entry(t.keys[i]).or_insert_with(|| {
+                    let (s, why) = structure_of(t, &counts, i);
+                    structures.entry(t.keys[s]).or_insert(Found { at: (h, s), why: why.clone() });
+                    Place { structure: t.keys[s], at: (h, i), volumes: vec![0; n], instances: vec![0; n] }
+                });
+                place.at = (h, i);
+                place.volumes[h] += t.nodes[i].bytes;
+                place.instances[h] += t.nodes[i].objects;
             }
-            let (volumes, instances) = series(last.keys[s]);
+        }
+        // The structure's own node in the last heap that has it.
+        for (&k, f) in structures.iter_mut() {
+            if let Some((h, t)) = trees.iter().enumerate().rev().find(|(_, t)| t.own.contains_key(&k)) {
+                if let Some(i) = t.keys.iter().position(|&x| x == k) {
+                    f.at = (h, i);
+                }
+            }
+        }
+        let mut keys: Vec<u64> = structures.keys().copied().collect();
+        keys.sort_unstable();
+        for key in keys {
+            let mine: Vec<&Place> = places.values().filter(|p| p.structure == key).collect();
+            let mut volumes = vec![0; n];
+            let mut instances = vec![0; n];
+            for p in &mine {
+                for h in 0..n {
+                    volumes[h] += p.volumes[h];
+                    instances[h] += p.instances[h];
+                }
+            }
             let verdict = judge(&volumes, &totals, o);
             if !verdict.is_candidate() {
                 continue;
             }
-            let key = last.keys[s];
+            let found = &structures[&key];
+            let (h, s) = found.at;
             let f = by_structure.entry(key).or_insert_with(|| {
                 order.push(key);
-                let path = last.path(s);
+                let path = trees[h].path(s);
                 report::Finding {
                     structure: structure_name(&path),
-                    class: last.nodes[s].class.clone(),
+                    class: trees[h].nodes[s].class.clone(),
                     path,
-                    volumes: vec![0; summaries.len()],
+                    volumes: vec![0; n],
                     growth_bytes: 0,
                     members: Vec::new(),
                     growing_paths: Vec::new(),
@@ -187,7 +240,7 @@ pub fn findings(summaries: &[HeapSummary], candidates: &[&str], o: &Options) -> 
                     why: Vec::new(),
                 }
             });
-            f.why.push(format!("{}: {}", c, why.join("; ")));
+            f.why.push(format!("{c}: {}", found.why.join("; ")));
             for (v, add) in f.volumes.iter_mut().zip(&volumes) {
                 *v += add;
             }
@@ -198,15 +251,42 @@ pub fn findings(summaries: &[HeapSummary], candidates: &[&str], o: &Options) -> 
                 volumes,
                 growth_bytes: verdict.growth_bytes,
             });
+            // The member's places below the structure, kept for the first member shown.
+            let depth = f.path.len();
+            let mut below: Vec<&Place> = mine;
+            below.sort_by_key(|p| std::cmp::Reverse(p.volumes[n - 1]));
+            let growing: Vec<report::GrowingPath> = below
+                .iter()
+                .take(MAX_GROWING_PATHS)
+                .map(|p| {
+                    let path = trees[p.at.0].path(p.at.1);
+                    report::GrowingPath {
+                        path: path.get(depth..).unwrap_or_default().to_vec(),
+                        instances: p.instances.clone(),
+                        volumes: p.volumes.clone(),
+                    }
+                })
+                .collect();
+            growing_by_member.push(((key, c.to_string()), growing));
         }
     }
-    let mut out: Vec<report::Finding> = order.into_iter().filter_map(|k| by_structure.remove(&k)).collect();
-    for f in &mut out {
-        f.members.sort_by(|a, b| {
-            is_application(&b.class).cmp(&is_application(&a.class)).then(b.growth_bytes.cmp(&a.growth_bytes))
-        });
-        f.growing_paths = growing_paths(&trees, last, f);
-    }
+    let mut out: Vec<report::Finding> = order
+        .into_iter()
+        .filter_map(|k| by_structure.remove(&k).map(|f| (k, f)))
+        .map(|(k, mut f)| {
+            f.members.sort_by(|a, b| {
+                is_application(&b.class).cmp(&is_application(&a.class)).then(b.growth_bytes.cmp(&a.growth_bytes))
+            });
+            if let Some(first) = f.members.first() {
+                if let Some((_, g)) =
+                    growing_by_member.iter().find(|((key, class), _)| *key == k && *class == first.class)
+                {
+                    f.growing_paths = g.clone();
+                }
+            }
+            f
+        })
+        .collect();
     out.sort_by(|a, b| b.growth_bytes.cmp(&a.growth_bytes).then(a.structure.cmp(&b.structure)));
     out
 }
@@ -224,36 +304,6 @@ fn structure_name(path: &[report::PathPart]) -> String {
             format!("{owner}.{field}")
         }
     }
-}
-
-/// The places of the first member's objects below the structure, biggest last-heap bytes
-/// first, with their series.
-fn growing_paths(trees: &[Tree<'_>], last: &Tree<'_>, f: &report::Finding) -> Vec<report::GrowingPath> {
-    let Some(member) = f.members.first() else { return Vec::new() };
-    let depth = f.path.len();
-    let mut places: Vec<usize> = (0..last.nodes.len())
-        .filter(|&i| last.nodes[i].class == member.class)
-        .filter(|&i| {
-            let p = last.path(i);
-            p.len() > depth && p[..depth] == f.path[..]
-        })
-        .collect();
-    places.sort_by_key(|&i| std::cmp::Reverse(last.nodes[i].bytes));
-    places.truncate(MAX_GROWING_PATHS);
-    places
-        .into_iter()
-        .map(|i| {
-            let key = last.keys[i];
-            let (volumes, instances) = trees
-                .iter()
-                .map(|t| {
-                    let at: Vec<usize> = (0..t.nodes.len()).filter(|&j| t.keys[j] == key).collect();
-                    at.iter().fold((0, 0), |acc, &j| (acc.0 + t.nodes[j].bytes, acc.1 + t.nodes[j].objects))
-                })
-                .unzip();
-            report::GrowingPath { path: last.path(i)[depth..].to_vec(), instances, volumes }
-        })
-        .collect()
 }
 
 /// Indices of the nodes of `tree` whose path from their root is `path`.

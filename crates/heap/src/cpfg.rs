@@ -24,7 +24,7 @@ use crate::census::{Census, ReadOptions, Sizes};
 use crate::classes::ClassIdx;
 use crate::error::Error;
 use crate::index::{DumpIndex, Segment};
-use crate::live::{self, Live, PathNode, Traced, Via, LOADER_SLOT, NONE, SUPER_SLOT};
+use crate::live::{self, Live, PathNode, Traced, Via, LOADER_SLOT, NONE, REFERENT_SLOT, SUPER_SLOT};
 use crate::scan::{Keep, RawKind, Scan};
 use crate::snapshot::{for_each_field_ref, for_each_ref};
 use crate::source::Dump;
@@ -264,11 +264,9 @@ impl EdgeCtx<'_> {
                 SubRecord::Instance { head, values } => {
                     let Some(class) = classes.by_id(head.class_id) else { continue };
                     let c = classes.get(class);
-                    let skip = c.referent_slot.filter(|_| c.ref_strength != RefStrength::Strong);
+                    let weak = c.referent_slot.filter(|_| c.ref_strength != RefStrength::Strong);
                     for_each_field_ref(c, values, self.id_size, |s, id| {
-                        if Some(s) != skip {
-                            add(id, s as u16);
-                        }
+                        add(id, if Some(s) == weak { REFERENT_SLOT } else { s as u16 });
                     });
                     head.object_id
                 }
@@ -329,7 +327,8 @@ impl StreamGraph<'_> {
             };
             let range = seg.starts[k] as usize..seg.starts[k + 1] as usize;
             for (&t, &slot) in seg.targets[range.clone()].iter().zip(&seg.slots[range]) {
-                if mirror.is_some() && slot >= SUPER_SLOT {
+                // Not class-graph edges: a mirror's superclass and loader, a weak referent.
+                if (mirror.is_some() && slot >= SUPER_SLOT) || (mirror.is_none() && slot == REFERENT_SLOT) {
                     continue;
                 }
                 let kind = self.word(t);
@@ -355,7 +354,7 @@ impl Traced for StreamGraph<'_> {
         self.mirror_of.get(&o).copied()
     }
 
-    fn edges(&self, o: u32, f: &mut dyn FnMut(u32, Via)) {
+    fn edges(&self, o: u32, f: &mut dyn FnMut(u32, Via, bool)) {
         let at = self.loc[o as usize];
         if at == u64::MAX {
             return;
@@ -366,7 +365,9 @@ impl Traced for StreamGraph<'_> {
             None => (self.class_and_bytes(o).0, false),
         };
         for i in seg.starts[k] as usize..seg.starts[k + 1] as usize {
-            f(seg.targets[i], live::via_of_slot(self.classes, class, mirror, seg.slots[i]));
+            let slot = seg.slots[i];
+            let strong = mirror || slot != REFERENT_SLOT;
+            f(seg.targets[i], live::via_of_slot(self.classes, class, mirror, slot), strong);
         }
     }
 }

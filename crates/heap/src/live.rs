@@ -124,8 +124,9 @@ pub(crate) trait Traced {
     fn class_and_bytes(&self, o: u32) -> (ClassIdx, u64);
     /// The class a mirror stands for.
     fn mirror(&self, o: u32) -> Option<ClassIdx>;
-    /// Calls `f` with every strong reference of `o`, in record order.
-    fn edges(&self, o: u32, f: &mut dyn FnMut(u32, Via));
+    /// Calls `f` with every reference of `o`, in record order, and whether it is strong (a
+    /// weak, soft, phantom or final referent is not).
+    fn edges(&self, o: u32, f: &mut dyn FnMut(u32, Via, bool));
 }
 
 /// The raw label of a reference inside its record, in 16 bits: an instance's slot in
@@ -133,6 +134,8 @@ pub(crate) trait Traced {
 pub(crate) const SUPER_SLOT: u16 = u16::MAX - 1;
 /// See [`SUPER_SLOT`].
 pub(crate) const LOADER_SLOT: u16 = u16::MAX;
+/// A Reference's referent, when its class is not a strong reference.
+pub(crate) const REFERENT_SLOT: u16 = u16::MAX - 2;
 
 /// Turns a raw 16-bit label of a reference from an object of `class` (a mirror when
 /// `mirror`) into a [`Via`].
@@ -145,6 +148,7 @@ pub(crate) fn via_of_slot(classes: &ClassTable, class: ClassIdx, mirror: bool, s
         };
     }
     let c = classes.get(class);
+    let slot = if slot == REFERENT_SLOT { c.referent_slot.map_or(slot, |s| s as u16) } else { slot };
     match c.kind {
         ClassKind::ObjectArray => Via::Element,
         _ => c.ref_slots.get(slot as usize).map_or(Via::Element, |s| Via::Field { owner: s.owner, field: s.field }),
@@ -220,7 +224,11 @@ impl Tree {
 }
 
 /// Breadth-first search from `roots` (object, kind; the first record of an object wins), then
-/// from the `mirrors` those do not reach. With `keep_parents`, [`Live::parent`] is filled.
+/// from the `mirrors` those do not reach, then from stack frames' locals, along strong
+/// references. Objects that only weak,
+/// soft, phantom or final referents reach are live too (no collection has cleared them yet):
+/// when the strong search ends, the referents it met start it again, their path showing the
+/// `referent` step. With `keep_parents`, [`Live::parent`] is filled.
 pub(crate) fn trace(g: &impl Traced, roots: &[(u32, RootKind)], mirrors: &[u32], keep_parents: bool) -> Live {
     let n = g.len();
     let mut node_of = vec![NONE; n];
@@ -248,23 +256,42 @@ pub(crate) fn trace(g: &impl Traced, roots: &[(u32, RootKind)], mirrors: &[u32],
     let mut sorted: Vec<(u32, RootKind)> = roots.iter().copied().filter(|r| (r.0 as usize) < n).collect();
     sorted.sort_by_key(|r| r.0);
     sorted.dedup_by_key(|r| r.0);
+    // A stack frame's locals change from one moment to the next (a request thread's locals
+    // tie with a static for the shortest path in one heap and not in the next): paths start
+    // from them only where nothing longer-lived leads, as LeakCanary orders them.
+    let (transient, lasting): (Vec<_>, Vec<_>) = sorted.into_iter().partition(|r| {
+        matches!(r.1, RootKind::JavaFrame | RootKind::JniLocal | RootKind::NativeStack | RootKind::ThreadBlock)
+    });
     let mut mirrors = mirrors.to_vec();
     mirrors.sort_unstable();
+    let mut weak: Vec<(u32, u32, Via)> = Vec::new();
     let mut head = 0;
-    for phase in 0..2 {
-        if phase == 0 {
-            for &(o, kind) in &sorted {
-                claim(o, NONE, Via::Root(kind), &mut tree, &mut queue, &mut parent);
-            }
-        } else {
-            for &o in &mirrors {
-                claim(o, NONE, Via::Mirror, &mut tree, &mut queue, &mut parent);
+    for phase in 0.. {
+        match phase {
+            0 => lasting
+                .iter()
+                .for_each(|&(o, kind)| claim(o, NONE, Via::Root(kind), &mut tree, &mut queue, &mut parent)),
+            1 => mirrors.iter().for_each(|&o| claim(o, NONE, Via::Mirror, &mut tree, &mut queue, &mut parent)),
+            2 => transient
+                .iter()
+                .for_each(|&(o, kind)| claim(o, NONE, Via::Root(kind), &mut tree, &mut queue, &mut parent)),
+            _ if weak.is_empty() => break,
+            _ => {
+                for (from, t, via) in std::mem::take(&mut weak) {
+                    claim(t, from, via, &mut tree, &mut queue, &mut parent);
+                }
             }
         }
         while head < queue.len() {
             let o = queue[head];
             head += 1;
-            g.edges(o, &mut |t, via| claim(t, o, via, &mut tree, &mut queue, &mut parent));
+            g.edges(o, &mut |t, via, strong| {
+                if strong {
+                    claim(t, o, via, &mut tree, &mut queue, &mut parent);
+                } else {
+                    weak.push((o, t, via));
+                }
+            });
         }
     }
     Live { node_of, parent, nodes: tree.nodes }
@@ -289,9 +316,10 @@ mod tests {
         fn mirror(&self, o: u32) -> Option<ClassIdx> {
             self.0[o as usize].2.map(ClassIdx)
         }
-        fn edges(&self, o: u32, f: &mut dyn FnMut(u32, Via)) {
+        fn edges(&self, o: u32, f: &mut dyn FnMut(u32, Via, bool)) {
             for &(t, slot) in &self.0[o as usize].3 {
-                f(t, Via::Field { owner: ClassIdx(self.0[o as usize].0), field: slot });
+                // Field 9 stands for a weak referent.
+                f(t, Via::Field { owner: ClassIdx(self.0[o as usize].0), field: slot }, slot != 9);
             }
         }
     }
@@ -310,6 +338,23 @@ mod tests {
         assert_eq!(live.nodes.len(), 2);
         assert_eq!((live.nodes[1].objects, live.nodes[1].bytes), (3, 72));
         assert!(!live.is_live(4));
+        assert_eq!(live.parent[3], 2);
+    }
+
+    #[test]
+    fn what_only_a_referent_reaches_is_live_but_strong_paths_win() {
+        // 0 (root) → 1 strongly, and weakly (field 9) → 2 and → 1; 2 holds 3.
+        let toy = Toy(vec![
+            (1, 16, None, vec![(2, 9), (1, 0), (1, 9)]),
+            (2, 24, None, vec![]),
+            (3, 24, None, vec![(3, 0)]),
+            (4, 8, None, vec![]),
+        ]);
+        let live = trace(&toy, &[(0, RootKind::JniGlobal)], &[], true);
+        assert!((0..4).all(|o| live.is_live(o)));
+        let via = |o: usize| live.nodes[live.node_of[o] as usize].via;
+        assert_eq!(via(1), Via::Field { owner: ClassIdx(1), field: 0 });
+        assert_eq!(via(2), Via::Field { owner: ClassIdx(1), field: 9 });
         assert_eq!(live.parent[3], 2);
     }
 

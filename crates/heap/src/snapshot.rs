@@ -482,7 +482,7 @@ impl Traced for SnapTraced<'_> {
         self.snap.mirror_class(ObjIdx(u64::from(o)))
     }
 
-    fn edges(&self, o: u32, f: &mut dyn FnMut(u32, Via)) {
+    fn edges(&self, o: u32, f: &mut dyn FnMut(u32, Via, bool)) {
         let s = self.snap;
         let obj = ObjIdx(u64::from(o));
         let mut labels = self.labels.borrow_mut();
@@ -503,16 +503,12 @@ impl Traced for SnapTraced<'_> {
         // labels pair with it one to one; else each id is looked up.
         if labels.len() == edges.len() {
             for (&(label, _), e) in labels.iter().zip(&edges) {
-                if e.strength == RefStrength::Strong {
-                    f(e.target.0 as u32, via(label));
-                }
+                f(e.target.0 as u32, via(label), e.strength == RefStrength::Strong);
             }
         } else {
             let resolved = labels.iter().filter_map(|&(label, id)| s.find(id).map(|_| label));
             for (label, e) in resolved.zip(&edges) {
-                if e.strength == RefStrength::Strong {
-                    f(e.target.0 as u32, via(label));
-                }
+                f(e.target.0 as u32, via(label), e.strength == RefStrength::Strong);
             }
         }
     }

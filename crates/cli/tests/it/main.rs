@@ -1,6 +1,7 @@
 //! Integration tests of the `leakscope` binary, one module per area.
 
 mod agent;
+mod apps;
 mod bad_input;
 mod expect;
 mod fixture;

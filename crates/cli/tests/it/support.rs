@@ -37,6 +37,49 @@ pub fn temp_dump(bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// Whether the tests run in CI (`CI=true`), where a test that cannot run what it is named for
+/// must fail rather than pass.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Says that `what` is missing: under CI the test fails, elsewhere it says so on stderr and
+/// the caller returns.
+pub fn missing(what: &str) {
+    assert!(!in_ci(), "{what} is missing, and CI=true: scripts/test installs it");
+    eprintln!("SKIPPED (not CI): {what} is missing; scripts/test installs it");
+}
+
+/// The class path of Debian's jars in /usr/share/java whose names start with one of
+/// `prefixes` (versionless links only, such as `tomcat10-catalina.jar`), or `None` with a
+/// [`missing`] message when one prefix matches nothing.
+pub fn debian_classpath(prefixes: &[&str]) -> Option<String> {
+    let dir = Path::new("/usr/share/java");
+    let names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    // Versioned files (tomcat10-catalina-10.1.60.jar) are the same jars as the links.
+    let versioned = |n: &str| {
+        n.trim_end_matches(".jar")
+            .rsplit('-')
+            .next()
+            .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()) && v.contains('.'))
+    };
+    let mut jars = Vec::new();
+    for p in prefixes {
+        let found: Vec<&String> =
+            names.iter().filter(|n| n.starts_with(p) && n.ends_with(".jar") && !versioned(n)).collect();
+        if found.is_empty() {
+            missing(&format!("/usr/share/java/{p}*.jar (Debian's packages)"));
+            return None;
+        }
+        jars.extend(found.into_iter().map(|n| dir.join(n).display().to_string()));
+    }
+    jars.sort();
+    jars.dedup();
+    Some(jars.join(":"))
+}
+
 /// A JDK: where its `java`, `javac` and `jcmd` are.
 #[derive(Debug, Clone)]
 pub struct Jdk {
@@ -56,6 +99,15 @@ impl Jdk {
         let javac = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
         assert!(javac.exists(), "javac not found: the JVM tests need a JDK (see .ci/run)");
         Jdk { bin: javac.parent().unwrap().to_owned() }
+    }
+
+    /// JDK 25, which CI must have (see [`missing`]).
+    pub fn require25() -> Option<Jdk> {
+        let jdk = Self::jdk25();
+        if jdk.is_none() {
+            missing("JDK 25 (/usr/lib/jvm/temurin-25-jdk-amd64)");
+        }
+        jdk
     }
 
     /// JDK 25 at its usual place, if installed.

@@ -1,0 +1,151 @@
+//! Growth on services built on real frameworks from Debian's packages (Tomcat 10, Jetty 9),
+//! on JDK 17 and JDK 25: `tests/java/LeakyApps.java` plants a leak in a known field, dumps
+//! the live heap after each of eight phases, and the first finding must name that field.
+//!
+//! Oracles: the planted field (the program's source), the JVM's own reachability as
+//! leakscope's dominator tree sees it (`info --json`'s reachable bytes equal the live total
+//! the growth summary counts), and retained sizes from the dominator tree.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{debian_classpath, leakscope, Jdk};
+
+/// Debian's jars the services need.
+fn classpath() -> Option<String> {
+    debian_classpath(&["tomcat10-", "jetty9-server", "jetty9-util", "jetty9-http", "jetty9-io", "servlet-api"])
+}
+
+/// Runs LeakyApps SCENARIO for eight phases on `jdk`; the dumps, oldest first.
+fn series(jdk: &Jdk, cp: &str, scenario: &str, dir: &Path) -> Vec<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/LeakyApps.java");
+    if !dir.join("LeakyApps.class").exists() {
+        let ok = jdk.tool("javac").args(["--release", "17", "-nowarn", "-cp", cp, "-d"]).arg(dir).arg(&src).status();
+        assert!(ok.unwrap().success(), "javac LeakyApps");
+    }
+    let out = jdk
+        .tool("java")
+        .args(["-Xmx256m", "-cp", &format!("{cp}:{}", dir.display()), "LeakyApps", scenario, "8"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{scenario}: {}", String::from_utf8_lossy(&out.stderr));
+    (1..=8).map(|p| dir.join(format!("{scenario}-{p:02}.hprof"))).collect()
+}
+
+fn growth(dumps: &[PathBuf]) -> Value {
+    let mut args = vec!["growth", "--quiet", "--json"];
+    args.extend(dumps.iter().map(|p| p.to_str().unwrap()));
+    let out = leakscope(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn members(f: &Value) -> Vec<&str> {
+    f["members"].as_array().unwrap().iter().map(|m| m["class"].as_str().unwrap()).collect()
+}
+
+/// The first finding that `class` grows in.
+fn finding_of<'a>(report: &'a Value, class: &str) -> &'a Value {
+    let findings = report["findings"].as_array().unwrap();
+    findings.iter().find(|f| members(f).contains(&class)).unwrap_or_else(|| {
+        let all: Vec<&str> = findings.iter().map(|f| f["structure"].as_str().unwrap()).collect();
+        panic!("{class} grows in no finding: {all:?}")
+    })
+}
+
+/// Checks a planted leak: `class` grows first in `structure`, whose holders are reached
+/// through `field` and retain at least half of the class's growth.
+fn assert_planted(report: &Value, class: &str, structure: &str, field: &str) {
+    let f = finding_of(report, class);
+    assert_eq!(f["structure"], structure, "{class}");
+    let holders = f["holders"].as_array().unwrap();
+    assert!(!holders.is_empty(), "{structure} has no holder");
+    for h in holders {
+        let fields: Vec<&str> = h["path"].as_array().unwrap().iter().filter_map(|s| s["field"].as_str()).collect();
+        assert_eq!(fields.last(), Some(&field), "holder of {structure} not reached through {field}: {fields:?}");
+    }
+    let candidate = report["candidates"].as_array().unwrap().iter().find(|c| c["class"] == class).unwrap();
+    let retained: u64 = holders.iter().map(|h| h["retained_bytes"].as_u64().unwrap()).sum();
+    let grew = candidate["growth_bytes"].as_u64().unwrap();
+    assert!(retained * 2 >= grew, "holders of {structure} retain {retained} B of {class}'s growth of {grew} B");
+    let shares: f64 = holders.iter().map(|h| h["share"].as_f64().unwrap()).sum();
+    assert!(shares > 0.99, "the holders hold all of {class} in it: {shares}");
+}
+
+/// The growth summary counts what the dominator tree says is live: nothing unreachable.
+fn assert_live_only(report: &Value, last: &Path) {
+    let out = leakscope(&["info", "--quiet", "--json", last.to_str().unwrap()]);
+    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let snapshots = report["snapshots"].as_array().unwrap();
+    assert_eq!(snapshots.last().unwrap()["total_bytes"], info["reachable_bytes"], "{}", last.display());
+    let reported: Vec<&str> =
+        report["candidates"].as_array().unwrap().iter().map(|c| c["class"].as_str().unwrap()).collect();
+    assert!(!reported.contains(&"int[]"), "heap fillers reported: {reported:?}");
+}
+
+fn tomcat_sessions_and_an_audit_map(jdk: Option<Jdk>) {
+    let (Some(jdk), Some(cp)) = (jdk, classpath()) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let dumps = series(&jdk, &cp, "tomcat-sessions", dir.path());
+    let report = growth(&dumps);
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(findings[0]["structure"], "org.apache.catalina.session.StandardManager.sessions", "{:#}", findings[0]);
+    assert_eq!(members(&findings[0])[0], "org.apache.catalina.session.StandardSession");
+    assert_planted(
+        &report,
+        "org.apache.catalina.session.StandardSession",
+        "org.apache.catalina.session.StandardManager.sessions",
+        "sessions",
+    );
+    assert_planted(&report, "LeakyApps$Cart", "org.apache.catalina.session.StandardManager.sessions", "sessions");
+    assert_planted(&report, "LeakyApps$AuditEntry", "LeakyApps$Audit.LOG", "static LOG");
+    // The sessions' own attribute maps are ConcurrentHashMaps too: they pile up in the
+    // sessions, not in the audit map, and no finding is headed by a collection's internals.
+    assert_eq!(finding_of(&report, "java.util.concurrent.ConcurrentHashMap")["structure"], findings[0]["structure"]);
+    for f in findings {
+        let head = members(f)[0];
+        assert!(
+            !head.contains("java.util.concurrent.ConcurrentHashMap$") && !head.ends_with("KeySetView"),
+            "{head} heads {}",
+            f["structure"]
+        );
+    }
+    assert_live_only(&report, dumps.last().unwrap());
+}
+
+fn jetty_per_request_cache(jdk: Option<Jdk>) {
+    let (Some(jdk), Some(cp)) = (jdk, classpath()) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let dumps = series(&jdk, &cp, "jetty-cache", dir.path());
+    let report = growth(&dumps);
+    let first = &report["findings"][0];
+    assert_eq!(first["structure"], "LeakyApps$ResponseCache.ENTRIES", "{first:#}");
+    assert_eq!(members(first)[0], "LeakyApps$CachedResponse");
+    assert_planted(&report, "LeakyApps$CachedResponse", "LeakyApps$ResponseCache.ENTRIES", "static ENTRIES");
+    assert_live_only(&report, dumps.last().unwrap());
+    let bounded = growth(&series(&jdk, &cp, "jetty-bounded", dir.path()));
+    assert_eq!(bounded["candidates"], serde_json::json!([]), "a bounded cache is not a leak");
+    assert_eq!(bounded["findings"], serde_json::json!([]));
+}
+
+#[test]
+fn tomcat_sessions_and_an_audit_map_on_jdk17() {
+    tomcat_sessions_and_an_audit_map(Some(Jdk::default_jdk()));
+}
+
+#[test]
+fn tomcat_sessions_and_an_audit_map_on_jdk25() {
+    tomcat_sessions_and_an_audit_map(Jdk::require25());
+}
+
+#[test]
+fn jetty_per_request_cache_on_jdk17() {
+    jetty_per_request_cache(Some(Jdk::default_jdk()));
+}
+
+#[test]
+fn jetty_per_request_cache_on_jdk25() {
+    jetty_per_request_cache(Jdk::require25());
+}
