@@ -64,11 +64,28 @@ pub fn read_summary(path: &Path) -> anyhow::Result<growth::HeapSummary> {
 
 /// The class points-from graph of a dump, read without building its object graph.
 pub fn summarize_dump(path: &Path, args: &DumpArgs, bar: &Bar) -> anyhow::Result<growth::HeapSummary> {
+    Ok(summarize_dump_with(path, args, bar, false)?.0)
+}
+
+/// The same, and with `keep` each object's place in the path tree and search parent (for
+/// the holders of growing structures in this dump's snapshot).
+pub fn summarize_dump_with(
+    path: &Path,
+    args: &DumpArgs,
+    bar: &Bar,
+    keep: bool,
+) -> anyhow::Result<(growth::HeapSummary, Option<heap::Live>)> {
     let dump = dump_args::open(path)?;
-    let graph = heap::ClassGraph::build(&dump, &args.read_options(), bar)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    let opts = args.read_options();
+    let graph = if keep {
+        heap::ClassGraph::build_keeping(&dump, &opts, bar)
+    } else {
+        heap::ClassGraph::build(&dump, &opts, bar)
+    };
+    let mut graph = graph.with_context(|| format!("cannot read {}", path.display()))?;
     args.print_warnings(&graph.census.warnings);
-    Ok(analysis::summarize(&graph, &path.display().to_string()))
+    let summary = analysis::summarize(&graph, &path.display().to_string());
+    Ok((summary, graph.objects.take()))
 }
 
 /// The summary of a dump or of a saved summary file.

@@ -66,6 +66,9 @@ pub struct ClassGraph {
     pub edges: Vec<ClassEdge>,
     /// The path tree of the live objects (see [`crate::live`]).
     pub paths: Vec<PathNode>,
+    /// Each object's path node and search parent, by rank (the [`crate::ObjIdx`] of the
+    /// same dump's snapshot), when [`ClassGraph::build_keeping`] asked for them.
+    pub objects: Option<Live>,
 }
 
 /// (referrer, referent class) packed by [`edge_key`] → (bytes, references).
@@ -91,6 +94,17 @@ fn edge_of_key(key: u64) -> (Referrer, ClassIdx) {
 impl ClassGraph {
     /// Reads the class points-from graph of `dump`.
     pub fn build(dump: &Dump, opts: &ReadOptions, progress: &dyn Progress) -> Result<ClassGraph, Error> {
+        Self::build_with(dump, opts, progress, false)
+    }
+
+    /// Reads the class points-from graph of `dump` and keeps each object's place in the path
+    /// tree and its search parent ([`ClassGraph::objects`]): 8 bytes per object, for the
+    /// holders of growing structures in the same dump's snapshot.
+    pub fn build_keeping(dump: &Dump, opts: &ReadOptions, progress: &dyn Progress) -> Result<ClassGraph, Error> {
+        Self::build_with(dump, opts, progress, true)
+    }
+
+    fn build_with(dump: &Dump, opts: &ReadOptions, progress: &dyn Progress, keep: bool) -> Result<ClassGraph, Error> {
         let data = dump.data();
         let ix = DumpIndex::build(data)?;
         let scan = Scan::run(dump, &ix, Keep::Kinds, progress);
@@ -164,29 +178,29 @@ impl ClassGraph {
             })
             .collect();
         progress.finish();
-        let mut loc = vec![u64::MAX; n];
-        for (si, seg) in segs.iter().enumerate() {
-            for (k, &r) in seg.objects.iter().enumerate() {
-                loc[r as usize] = (si as u64) << 32 | k as u64;
-            }
-        }
+        let refs = Refs::by_rank(n, segs);
         let roots: Vec<(u32, hprof::RootKind)> =
             scan_roots.iter().filter_map(|(_, r)| Some((ranks.rank(r.object_id)? as u32, r.kind))).collect();
         let mirrors: Vec<u32> = mirror_of.keys().copied().collect();
-        let g = StreamGraph { classes: &census.classes, kind: &kind, mirror_of: &mirror_of, segs: &segs, loc: &loc };
+        let mut bits = vec![0u64; n.div_ceil(64)];
+        mirrors.iter().for_each(|&m| bits[m as usize / 64] |= 1 << (m % 64));
+        let g =
+            StreamGraph { classes: &census.classes, kind: &kind, mirror_of: &mirror_of, mirrors: bits, refs: &refs };
         progress.start("tracing from GC roots", 0);
-        let traced = live::trace(&g, &roots, &mirrors, false);
+        let mut traced = live::trace(&g, &roots, &mirrors, keep);
         progress.finish();
-        progress.start("summing references by class", segs.len() as u64);
-        let merged = segs
-            .par_iter()
-            .fold(EdgeMap::default, |mut acc, seg| {
-                g.add_segment(seg, &traced, &mut acc);
-                progress.advance(1);
+        progress.start("summing references by class", n as u64);
+        let merged = (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .fold(EdgeMap::default, |mut acc, k| {
+                let range = k * CHUNK..((k + 1) * CHUNK).min(n);
+                progress.advance(range.len() as u64);
+                g.add_objects(range, &traced, &mut acc);
                 acc
             })
             .reduce(EdgeMap::default, merge);
         progress.finish();
+        drop(refs);
         let mut live_totals = vec![ClassTotals::default(); census.classes.len()];
         for (o, w) in kind.iter().enumerate() {
             if traced.is_live(o) {
@@ -204,7 +218,8 @@ impl ClassGraph {
             })
             .collect();
         edges.sort_unstable_by_key(|e| (e.from, e.to));
-        Ok(ClassGraph { census, live: live_totals, edges, paths: traced.nodes })
+        let paths = if keep { traced.nodes.clone() } else { std::mem::take(&mut traced.nodes) };
+        Ok(ClassGraph { census, live: live_totals, edges, paths, objects: keep.then_some(traced) })
     }
 }
 
@@ -304,8 +319,51 @@ struct StreamGraph<'a> {
     classes: &'a crate::classes::ClassTable,
     kind: &'a [AtomicU64],
     mirror_of: &'a FxHashMap<u32, ClassIdx>,
-    segs: &'a [SegEdges],
-    loc: &'a [u64],
+    /// One bit per object: a class mirror.
+    mirrors: Vec<u64>,
+    refs: &'a Refs,
+}
+
+/// Objects per chunk of the parallel pass that sums references by class.
+const CHUNK: usize = 1 << 16;
+
+/// Every object's references, by rank (CSR): one lookup per object in the search, which
+/// visits objects in no order the file has.
+struct Refs {
+    starts: Vec<u64>,
+    targets: Vec<u32>,
+    slots: Vec<u16>,
+}
+
+impl Refs {
+    /// Gathers the segments' references by rank; each segment is freed once copied.
+    fn by_rank(n: usize, segs: Vec<SegEdges>) -> Refs {
+        let mut starts = vec![0u64; n + 1];
+        for seg in &segs {
+            for (k, &r) in seg.objects.iter().enumerate() {
+                starts[r as usize + 1] = u64::from(seg.starts[k + 1] - seg.starts[k]);
+            }
+        }
+        for i in 0..n {
+            starts[i + 1] += starts[i];
+        }
+        let total = starts[n] as usize;
+        let (mut targets, mut slots) = (vec![0u32; total], vec![0u16; total]);
+        for seg in segs {
+            for (k, &r) in seg.objects.iter().enumerate() {
+                let from = seg.starts[k] as usize..seg.starts[k + 1] as usize;
+                let at = starts[r as usize] as usize;
+                targets[at..at + from.len()].copy_from_slice(&seg.targets[from.clone()]);
+                slots[at..at + from.len()].copy_from_slice(&seg.slots[from]);
+            }
+        }
+        Refs { starts, targets, slots }
+    }
+
+    fn of(&self, o: u32) -> impl Iterator<Item = (u32, u16)> + '_ {
+        let range = self.starts[o as usize] as usize..self.starts[o as usize + 1] as usize;
+        self.targets[range.clone()].iter().copied().zip(self.slots[range].iter().copied())
+    }
 }
 
 impl StreamGraph<'_> {
@@ -313,20 +371,19 @@ impl StreamGraph<'_> {
         self.kind[o as usize].load(Ordering::Relaxed)
     }
 
-    /// Adds the references of the live objects of `seg` to `acc`: a mirror's statics (not its
-    /// superclass and loader) as its class's statics, anything else by the object's class.
-    fn add_segment(&self, seg: &SegEdges, traced: &Live, acc: &mut EdgeMap) {
-        for (k, &o) in seg.objects.iter().enumerate() {
+    /// Adds the references of the live objects in `range` to `acc`: a mirror's statics (not
+    /// its superclass and loader) as its class's statics, anything else by the object's class.
+    fn add_objects(&self, range: std::ops::Range<usize>, traced: &Live, acc: &mut EdgeMap) {
+        for o in range.map(|o| o as u32) {
             if !traced.is_live(o as usize) {
                 continue;
             }
-            let mirror = self.mirror_of.get(&o);
+            let mirror = self.mirror(o);
             let from = match mirror {
-                Some(&c) => Referrer::Statics(c),
+                Some(c) => Referrer::Statics(c),
                 None => Referrer::Instances(ClassIdx((self.word(o) >> 32) as u32)),
             };
-            let range = seg.starts[k] as usize..seg.starts[k + 1] as usize;
-            for (&t, &slot) in seg.targets[range.clone()].iter().zip(&seg.slots[range]) {
+            for (t, slot) in self.refs.of(o) {
                 // Not class-graph edges: a mirror's superclass and loader, a weak referent.
                 if (mirror.is_some() && slot >= SUPER_SLOT) || (mirror.is_none() && slot == REFERENT_SLOT) {
                     continue;
@@ -351,23 +408,24 @@ impl Traced for StreamGraph<'_> {
     }
 
     fn mirror(&self, o: u32) -> Option<ClassIdx> {
+        if self.mirrors[o as usize / 64] >> (o % 64) & 1 == 0 {
+            return None;
+        }
         self.mirror_of.get(&o).copied()
     }
 
-    fn edges(&self, o: u32, f: &mut dyn FnMut(u32, Via, bool)) {
-        let at = self.loc[o as usize];
-        if at == u64::MAX {
-            return;
+    fn edges(&self, o: u32, f: &mut dyn FnMut(u32, u32, bool)) {
+        let mirror = self.mirror(o).is_some();
+        for (t, slot) in self.refs.of(o) {
+            f(t, u32::from(slot), mirror || slot != REFERENT_SLOT);
         }
-        let (seg, k) = (&self.segs[(at >> 32) as usize], (at & u64::from(u32::MAX)) as usize);
+    }
+
+    fn via(&self, o: u32, label: u32) -> Via {
         let (class, mirror) = match self.mirror(o) {
             Some(c) => (c, true),
             None => (self.class_and_bytes(o).0, false),
         };
-        for i in seg.starts[k] as usize..seg.starts[k + 1] as usize {
-            let slot = seg.slots[i];
-            let strong = mirror || slot != REFERENT_SLOT;
-            f(seg.targets[i], live::via_of_slot(self.classes, class, mirror, slot), strong);
-        }
+        live::via_of_slot(self.classes, class, mirror, label as u16)
     }
 }

@@ -124,9 +124,14 @@ pub(crate) trait Traced {
     fn class_and_bytes(&self, o: u32) -> (ClassIdx, u64);
     /// The class a mirror stands for.
     fn mirror(&self, o: u32) -> Option<ClassIdx>;
-    /// Calls `f` with every reference of `o`, in record order, and whether it is strong (a
+    /// Calls `f` with every reference of `o`, in record order: the referent, a label to
+    /// give [`Traced::via`] if the search takes this reference, and whether it is strong (a
     /// weak, soft, phantom or final referent is not).
-    fn edges(&self, o: u32, f: &mut dyn FnMut(u32, Via, bool));
+    fn edges(&self, o: u32, f: &mut dyn FnMut(u32, u32, bool));
+    /// The step of the reference of `o` with `label`, during the call of [`Traced::edges`]
+    /// on `o` that gave the label (most references lead to objects already reached, whose
+    /// step is never needed).
+    fn via(&self, o: u32, label: u32) -> Via;
 }
 
 /// The raw label of a reference inside its record, in 16 bits: an instance's slot in
@@ -231,27 +236,11 @@ impl Tree {
 /// `referent` step. With `keep_parents`, [`Live::parent`] is filled.
 pub(crate) fn trace(g: &impl Traced, roots: &[(u32, RootKind)], mirrors: &[u32], keep_parents: bool) -> Live {
     let n = g.len();
-    let mut node_of = vec![NONE; n];
-    let mut parent = if keep_parents { vec![NONE; n] } else { Vec::new() };
-    let mut tree = Tree::default();
-    let mut queue: Vec<u32> = Vec::new();
-    let mut claim = |o: u32, from: u32, via: Via, tree: &mut Tree, queue: &mut Vec<u32>, parent: &mut Vec<u32>| {
-        if node_of[o as usize] != NONE {
-            return;
-        }
-        let (class, bytes) = g.class_and_bytes(o);
-        let node = match g.mirror(o) {
-            Some(c) => tree.node(NONE, Via::Mirror, c, true),
-            None => tree.node(if from == NONE { NONE } else { node_of[from as usize] }, via, class, false),
-        };
-        node_of[o as usize] = node;
-        let nd = &mut tree.nodes[node as usize];
-        nd.objects += 1;
-        nd.bytes += bytes;
-        if keep_parents {
-            parent[o as usize] = from;
-        }
-        queue.push(o);
+    let mut s = Search {
+        node_of: vec![NONE; n],
+        parent: if keep_parents { vec![NONE; n] } else { Vec::new() },
+        tree: Tree::default(),
+        queue: Vec::new(),
     };
     let mut sorted: Vec<(u32, RootKind)> = roots.iter().copied().filter(|r| (r.0 as usize) < n).collect();
     sorted.sort_by_key(|r| r.0);
@@ -268,33 +257,62 @@ pub(crate) fn trace(g: &impl Traced, roots: &[(u32, RootKind)], mirrors: &[u32],
     let mut head = 0;
     for phase in 0.. {
         match phase {
-            0 => lasting
-                .iter()
-                .for_each(|&(o, kind)| claim(o, NONE, Via::Root(kind), &mut tree, &mut queue, &mut parent)),
-            1 => mirrors.iter().for_each(|&o| claim(o, NONE, Via::Mirror, &mut tree, &mut queue, &mut parent)),
-            2 => transient
-                .iter()
-                .for_each(|&(o, kind)| claim(o, NONE, Via::Root(kind), &mut tree, &mut queue, &mut parent)),
+            0 => lasting.iter().for_each(|&(o, kind)| s.claim(g, o, NONE, Via::Root(kind))),
+            1 => mirrors.iter().for_each(|&o| s.claim(g, o, NONE, Via::Mirror)),
+            2 => transient.iter().for_each(|&(o, kind)| s.claim(g, o, NONE, Via::Root(kind))),
             _ if weak.is_empty() => break,
             _ => {
                 for (from, t, via) in std::mem::take(&mut weak) {
-                    claim(t, from, via, &mut tree, &mut queue, &mut parent);
+                    s.claim(g, t, from, via);
                 }
             }
         }
-        while head < queue.len() {
-            let o = queue[head];
+        while head < s.queue.len() {
+            let o = s.queue[head];
             head += 1;
-            g.edges(o, &mut |t, via, strong| {
+            g.edges(o, &mut |t, label, strong| {
+                if s.node_of[t as usize] != NONE {
+                    return;
+                }
                 if strong {
-                    claim(t, o, via, &mut tree, &mut queue, &mut parent);
+                    s.claim(g, t, o, g.via(o, label));
                 } else {
-                    weak.push((o, t, via));
+                    weak.push((o, t, g.via(o, label)));
                 }
             });
         }
     }
-    Live { node_of, parent, nodes: tree.nodes }
+    Live { node_of: s.node_of, parent: s.parent, nodes: s.tree.nodes }
+}
+
+/// The state of [`trace`]'s search.
+struct Search {
+    node_of: Vec<u32>,
+    parent: Vec<u32>,
+    tree: Tree,
+    queue: Vec<u32>,
+}
+
+impl Search {
+    /// Reaches `o` from `from` (or from a root, [`NONE`]) by `via`, unless it was reached.
+    fn claim(&mut self, g: &impl Traced, o: u32, from: u32, via: Via) {
+        if self.node_of[o as usize] != NONE {
+            return;
+        }
+        let (class, bytes) = g.class_and_bytes(o);
+        let node = match g.mirror(o) {
+            Some(c) => self.tree.node(NONE, Via::Mirror, c, true),
+            None => self.tree.node(if from == NONE { NONE } else { self.node_of[from as usize] }, via, class, false),
+        };
+        self.node_of[o as usize] = node;
+        let nd = &mut self.tree.nodes[node as usize];
+        nd.objects += 1;
+        nd.bytes += bytes;
+        if !self.parent.is_empty() {
+            self.parent[o as usize] = from;
+        }
+        self.queue.push(o);
+    }
 }
 
 #[cfg(test)]
@@ -316,11 +334,14 @@ mod tests {
         fn mirror(&self, o: u32) -> Option<ClassIdx> {
             self.0[o as usize].2.map(ClassIdx)
         }
-        fn edges(&self, o: u32, f: &mut dyn FnMut(u32, Via, bool)) {
+        fn edges(&self, o: u32, f: &mut dyn FnMut(u32, u32, bool)) {
             for &(t, slot) in &self.0[o as usize].3 {
                 // Field 9 stands for a weak referent.
-                f(t, Via::Field { owner: ClassIdx(self.0[o as usize].0), field: slot }, slot != 9);
+                f(t, u32::from(slot), slot != 9);
             }
+        }
+        fn via(&self, o: u32, label: u32) -> Via {
+            Via::Field { owner: ClassIdx(self.0[o as usize].0), field: label as u16 }
         }
     }
 

@@ -466,7 +466,8 @@ impl Snapshot {
 /// record (one buffer, reused).
 struct SnapTraced<'a> {
     snap: &'a Snapshot,
-    labels: std::cell::RefCell<Vec<(EdgeLabel, u64)>>,
+    /// The object whose labels are read, and its labels in edge order.
+    labels: std::cell::RefCell<(Option<u32>, Vec<EdgeLabel>)>,
 }
 
 impl Traced for SnapTraced<'_> {
@@ -482,34 +483,35 @@ impl Traced for SnapTraced<'_> {
         self.snap.mirror_class(ObjIdx(u64::from(o)))
     }
 
-    fn edges(&self, o: u32, f: &mut dyn FnMut(u32, Via, bool)) {
+    fn edges(&self, o: u32, f: &mut dyn FnMut(u32, u32, bool)) {
+        for (k, e) in self.snap.edges(ObjIdx(u64::from(o))).enumerate() {
+            f(e.target.0 as u32, k as u32, e.strength == RefStrength::Strong);
+        }
+    }
+
+    fn via(&self, o: u32, label: u32) -> Via {
         let s = self.snap;
         let obj = ObjIdx(u64::from(o));
         let mut labels = self.labels.borrow_mut();
-        labels.clear();
-        let id_size = s.census.header.id_size;
-        if let Some(rec) = read_at(s.dump.data(), s.offsets.get(obj.index()), id_size) {
-            for_each_ref(&rec, &s.census.classes, id_size, |label, id| labels.push((label, id)));
+        // The labels of one object's record, read once while the search takes its references.
+        if labels.0 != Some(o) {
+            labels.1.clear();
+            let id_size = s.census.header.id_size;
+            let mut ids = Vec::new();
+            if let Some(rec) = read_at(s.dump.data(), s.offsets.get(obj.index()), id_size) {
+                for_each_ref(&rec, &s.census.classes, id_size, |label, id| ids.push((label, id)));
+            }
+            // The CSR holds the references that resolve, in record order.
+            let resolves = ids.len() as u64 == s.edges.edge_range(obj.index()).len() as u64;
+            labels.1.extend(ids.into_iter().filter(|&(_, id)| resolves || s.find(id).is_some()).map(|(l, _)| l));
+            labels.0 = Some(o);
         }
-        let edges: Vec<Edge> = s.edges(obj).collect();
-        let via = |label: EdgeLabel| match label {
-            EdgeLabel::Field { owner, field } => Via::Field { owner, field },
-            EdgeLabel::Element(_) => Via::Element,
-            EdgeLabel::Static(i) => Via::Static(i),
-            EdgeLabel::Super => Via::Super,
-            EdgeLabel::Loader => Via::Loader,
-        };
-        // The CSR holds the references that resolve, in record order: when none dangles, the
-        // labels pair with it one to one; else each id is looked up.
-        if labels.len() == edges.len() {
-            for (&(label, _), e) in labels.iter().zip(&edges) {
-                f(e.target.0 as u32, via(label), e.strength == RefStrength::Strong);
-            }
-        } else {
-            let resolved = labels.iter().filter_map(|&(label, id)| s.find(id).map(|_| label));
-            for (label, e) in resolved.zip(&edges) {
-                f(e.target.0 as u32, via(label), e.strength == RefStrength::Strong);
-            }
+        match labels.1.get(label as usize) {
+            Some(&EdgeLabel::Field { owner, field }) => Via::Field { owner, field },
+            Some(&EdgeLabel::Static(i)) => Via::Static(i),
+            Some(&EdgeLabel::Super) => Via::Super,
+            Some(&EdgeLabel::Loader) => Via::Loader,
+            Some(&EdgeLabel::Element(_)) | None => Via::Element,
         }
     }
 }

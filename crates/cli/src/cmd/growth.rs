@@ -123,37 +123,47 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
     let bar = Bar::new(args.dump_args.quiet);
     let (_, mut report, last) =
         read_series(&args.inputs, &args.dump_args, &opts, &args.explain, args.holders > 0, &bar)?;
-    if let Some(snap) = last.filter(|_| !report.candidates.is_empty()) {
+    if let Some(last) = last.filter(|_| !report.findings.is_empty()) {
         let n = args.inputs.len();
         bar.set_prefix(&format!("{n}/{n} "));
+        let snap = dump_args::load_snapshot(&last.path, &args.dump_args, &bar)?;
         let retention = analysis::Retention::build(&snap, &bar);
         let paths = analysis::PathFinder::new(&snap, &bar);
-        fill_holders(&mut report, &snap, &retention, &paths, args.top, args.holders);
+        fill_holders(&mut report, &snap, Some(&last.live), &retention, &paths, args.top, args.holders);
     }
     finish(args, &report)
 }
 
-/// Summarises dumps or saved summaries, oldest first, and ranks them. With `index_last`
-/// and a dump last, that dump is fully indexed (its summary taken from the snapshot) and
-/// handed back, for holders and other questions about the last heap.
+/// The last heap of a series when it is a dump: where it is, and each object's place in its
+/// path tree with its search parent.
+pub struct LastDump {
+    /// The dump.
+    pub path: PathBuf,
+    /// Its live objects' places and parents, numbered as its snapshot numbers them.
+    pub live: heap::Live,
+}
+
+/// Summarises dumps or saved summaries, oldest first, and ranks them. With `keep_last` and a
+/// dump last, that dump's live objects' places are handed back, for holders and other
+/// questions about the last heap.
 pub fn read_series(
     inputs: &[PathBuf],
     dump_args: &DumpArgs,
     opts: &growth::Options,
     explain: &[String],
-    index_last: bool,
+    keep_last: bool,
     bar: &Bar,
-) -> anyhow::Result<(Vec<growth::HeapSummary>, report::GrowthReport, Option<heap::Snapshot>)> {
+) -> anyhow::Result<(Vec<growth::HeapSummary>, report::GrowthReport, Option<LastDump>)> {
     let n = inputs.len();
     let mut series = Vec::with_capacity(n);
-    let mut last_snapshot = None;
+    let mut last = None;
     for (i, path) in inputs.iter().enumerate() {
         bar.set_prefix(&format!("{}/{n} ", i + 1));
         let kind = heap_series::kind(path)?;
-        if i + 1 == n && index_last && kind == InputKind::Dump {
-            let snap = dump_args::load_snapshot(path, dump_args, bar)?;
-            series.push(analysis::summarize_snapshot(&snap, &path.display().to_string()));
-            last_snapshot = Some(snap);
+        if i + 1 == n && keep_last && kind == InputKind::Dump {
+            let (summary, live) = heap_series::summarize_dump_with(path, dump_args, bar, true)?;
+            series.push(summary);
+            last = live.map(|live| LastDump { path: path.clone(), live });
         } else {
             series.push(heap_series::summary_as(path, kind, dump_args, bar)?);
         }
@@ -163,24 +173,39 @@ pub fn read_series(
     if series.iter().all(|s| s.gc_count.is_none()) {
         report.notes.push("heap dumps carry no allocation sites, so allocation_sites is empty".into());
     }
-    Ok((series, report, last_snapshot))
+    Ok((series, report, last))
 }
 
 /// Finds, in the last heap, the objects of the first `top` growing structures (`max` each),
 /// with their share of the growing objects and their paths from GC roots; each candidate
 /// gets the holders of the structure it grows in most.
+/// `live` is the dump's trace with parents when the series kept it; else it is traced again.
 pub fn fill_holders(
     report: &mut report::GrowthReport,
     snap: &heap::Snapshot,
+    live: Option<&heap::Live>,
     retention: &analysis::Retention,
     paths: &analysis::PathFinder<'_>,
     top: usize,
     max: usize,
 ) {
-    let Some(live) = snap.live(true) else { return };
+    if report.findings.is_empty() {
+        return;
+    }
+    let traced;
+    let live = match live {
+        Some(l) => l,
+        None => match snap.live(true) {
+            Some(l) => {
+                traced = l;
+                &traced
+            }
+            None => return,
+        },
+    };
     for f in report.findings.iter_mut().take(top.max(1)) {
         let Some(member) = f.members.first() else { continue };
-        f.holders = analysis::structure_holders(snap, &live, retention, paths, &f.path, &member.class, max);
+        f.holders = analysis::structure_holders(snap, live, retention, paths, &f.path, &member.class, max);
     }
     for c in &mut report.candidates {
         let mut homes: Vec<(&report::Finding, u64)> = report

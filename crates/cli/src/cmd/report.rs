@@ -82,6 +82,8 @@ pub struct Gathered {
     pub growth: Option<report::GrowthReport>,
     /// The last input, fully indexed, when it is a dump.
     pub last: Option<heap::Snapshot>,
+    /// Its live objects' places in the path tree, when the series traced them.
+    pub last_live: Option<heap::Live>,
     /// Caveats about the inputs.
     pub notes: Vec<String>,
 }
@@ -95,7 +97,7 @@ pub fn gather(inputs: &[PathBuf], view: &ViewArgs, dump: &DumpArgs, bar: &Bar) -
         let report = run_report(&run, &opts, &[]);
         let shown: Vec<&str> = report.snapshots.iter().map(|s| s.source.as_str()).collect();
         let series = run.samples.into_iter().filter(|s| shown.contains(&s.source.as_str())).collect();
-        return Ok(Gathered { series, growth: Some(report), last: None, notes });
+        return Ok(Gathered { series, growth: Some(report), last: None, last_live: None, notes });
     }
     if let [only] = inputs {
         if heap_series::kind(only)? != InputKind::Dump {
@@ -105,15 +107,17 @@ pub fn gather(inputs: &[PathBuf], view: &ViewArgs, dump: &DumpArgs, bar: &Bar) -
             );
         }
         let last = Some(dump_args::load_snapshot(only, dump, bar)?);
-        return Ok(Gathered { series: Vec::new(), growth: None, last, notes });
+        return Ok(Gathered { series: Vec::new(), growth: None, last, last_live: None, notes });
     }
     let (series, report, last) = read_series(inputs, dump, &opts, &[], true, bar)?;
-    if last.is_none() {
+    let Some(last) = last else {
         notes.push(
             "the last input is a saved summary, not a dump: no holders, suspects, dominator tree or roots".into(),
         );
-    }
-    Ok(Gathered { series, growth: Some(report), last, notes })
+        return Ok(Gathered { series, growth: Some(report), last: None, last_live: None, notes });
+    };
+    let snap = dump_args::load_snapshot(&last.path, dump, bar)?;
+    Ok(Gathered { series, growth: Some(report), last: Some(snap), last_live: Some(last.live), notes })
 }
 
 /// The analyses of the last dump that the report and the web UI draw from.
@@ -143,11 +147,12 @@ impl<'s> Analyses<'s> {
         &self,
         source: String,
         growth: Option<&mut report::GrowthReport>,
+        live: Option<&heap::Live>,
         view: &ViewArgs,
     ) -> report::HeapView {
         let (snap, retention) = (self.snap, &self.retention);
         if let Some(g) = growth {
-            fill_holders(g, snap, retention, &self.paths, view.top, view.holders);
+            fill_holders(g, snap, live, retention, &self.paths, view.top, view.holders);
         }
         let mut histogram = analysis::histogram(&snap.census, analysis::GroupBy::Class);
         if view.histogram_rows > 0 {
@@ -208,9 +213,10 @@ pub fn model(
     gathered: Gathered,
     analyses: Option<&Analyses<'_>>,
 ) -> report::LeakReport {
-    let Gathered { series, mut growth, notes, .. } = gathered;
+    let Gathered { series, mut growth, notes, last_live, .. } = gathered;
     let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
-    let heap = analyses.map(|a| a.heap_view(names.last().cloned().unwrap_or_default(), growth.as_mut(), view));
+    let heap = analyses
+        .map(|a| a.heap_view(names.last().cloned().unwrap_or_default(), growth.as_mut(), last_live.as_ref(), view));
     report::LeakReport {
         inputs: names,
         class_curves: class_curves(&series, view.classes),

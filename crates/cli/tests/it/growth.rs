@@ -149,7 +149,7 @@ fn streaming_summary_equals_the_snapshots() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/demo-jdk17.hprof");
     for path in [dumps[1].clone(), fixture] {
         let dump = heap::Dump::open(&path).unwrap();
-        let graph = heap::ClassGraph::build(&dump, &Default::default(), &graph::NoProgress).unwrap();
+        let graph = heap::ClassGraph::build_keeping(&dump, &Default::default(), &graph::NoProgress).unwrap();
         let streamed = analysis::summarize(&graph, "x");
         let snap = heap::Snapshot::build(dump, &Default::default(), &graph::NoProgress).unwrap();
         let mut from_snapshot = analysis::summarize_snapshot(&snap, "x");
@@ -160,6 +160,10 @@ fn streaming_summary_equals_the_snapshots() {
         assert_eq!(streamed_edges, from_snapshot.edges, "{}", path.display());
         assert_eq!(streamed.classes, from_snapshot.classes);
         assert_eq!(streamed.paths, from_snapshot.paths, "the same path tree, node for node");
+        let traced = snap.live(true).unwrap();
+        let kept = graph.objects.as_ref().unwrap();
+        assert_eq!(kept.node_of, traced.node_of, "objects numbered alike, each at the same place");
+        assert_eq!(kept.parent, traced.parent);
         assert!(streamed.paths.len() > 100, "{}", streamed.paths.len());
         assert_eq!(
             (
