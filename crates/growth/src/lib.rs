@@ -28,7 +28,7 @@ mod summary;
 
 use rustc_hash::FxHashMap;
 
-pub use ranking::{judge, kept, Method, Options, Verdict};
+pub use ranking::{judge, judge_at, kept, positions, Method, Options, Verdict};
 pub use ratio::{ratio_rank, RatioParams, RatioRank};
 pub use series::{ClassSeries, EdgeSeries, Series};
 pub use summary::{statics_of, ClassVolume, EdgeVolume, HeapSummary, PathVolume};
@@ -42,7 +42,7 @@ pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> re
         .classes
         .iter()
         .filter_map(|c| {
-            let v = judge(&c.bytes, &series.totals, o);
+            let v = judge_at(&c.bytes, &series.totals, series.at.as_deref(), o);
             v.is_candidate().then(|| report::Candidate {
                 class: c.name.clone(),
                 rank: v.rank,
@@ -60,7 +60,7 @@ pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> re
     candidates.sort_by(|a, b| b.rank.total_cmp(&a.rank).then(b.growth_bytes.cmp(&a.growth_bytes)));
     mark_same_structures(&mut candidates);
     let names: Vec<&str> = candidates.iter().map(|c| c.class.as_str()).collect();
-    let findings = structures::findings(summaries, &names, o);
+    let findings = structures::findings(summaries, &names, series.at.as_deref(), o);
     report::GrowthReport {
         snapshots: summaries.iter().map(snapshot_row).collect(),
         ranking: report::RankingInfo {
@@ -73,7 +73,7 @@ pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> re
         candidates,
         findings,
         explained: explain.iter().map(|name| explanation(&series, name, o)).collect(),
-        notes: notes(summaries.len(), o),
+        notes: notes(summaries.len(), series.at.is_some(), o),
         expected_dead: None,
     }
 }
@@ -174,7 +174,7 @@ fn mark_same_structures(candidates: &mut [report::Candidate]) {
 fn explanation(series: &Series, name: &str, o: &Options) -> report::Explanation {
     match series.classes.iter().find(|c| c.name == name) {
         Some(c) => {
-            let v = judge(&c.bytes, &series.totals, o);
+            let v = judge_at(&c.bytes, &series.totals, series.at.as_deref(), o);
             report::Explanation {
                 class: name.into(),
                 volumes: c.bytes.clone(),
@@ -193,8 +193,11 @@ fn explanation(series: &Series, name: &str, o: &Options) -> report::Explanation 
     }
 }
 
-fn notes(heaps: usize, o: &Options) -> Vec<String> {
+fn notes(heaps: usize, uneven: bool, o: &Options) -> Vec<String> {
     let mut out = Vec::new();
+    if uneven {
+        out.push("the heaps were taken at uneven times: trends are judged per unit of time, not per heap".into());
+    }
     let needed = o.ratio.min_phases as usize + 1;
     if heaps < needed {
         out.push(format!(

@@ -96,8 +96,15 @@ pub fn kept(volumes: &[u64]) -> Vec<u64> {
 
 /// Judges a class's volumes; `totals` are the heaps' total bytes (slope ranking needs them).
 pub fn judge(volumes: &[u64], totals: &[u64], o: &Options) -> Verdict {
+    judge_at(volumes, totals, None, o)
+}
+
+/// [`judge`] for heaps taken at uneven times: `at` gives each heap's position on a time axis
+/// whose mean interval is 1 (see [`positions`]), and the `ratio` trend, noise and plateau
+/// tests use rates over time instead of steps.
+pub fn judge_at(volumes: &[u64], totals: &[u64], at: Option<&[f64]>, o: &Options) -> Verdict {
     match o.method {
-        Method::Ratio => judge_kept(volumes, o),
+        Method::Ratio => judge_kept(volumes, at, o),
         Method::Cork => judge_cork(volumes, o),
         Method::Slope => judge_slope(volumes, totals, o),
     }
@@ -108,7 +115,7 @@ pub fn edge_grows(volumes: &[u64], totals: &[u64], o: &Options) -> Option<u64> {
     let edge = Options { ratio: RatioParams { threshold: 0.0, min_phases: 1, ..o.ratio }, ..*o };
     match o.method {
         Method::Ratio => {
-            let f = Kept::of(volumes, &edge.ratio);
+            let f = Kept::of(volumes, None, &edge.ratio);
             let min = (o.min_growth_bytes / 64).max(1);
             (f.rank.rank > 0.0 && f.growth >= min && f.above_noise(o)).then_some(f.growth)
         }
@@ -117,6 +124,23 @@ pub fn edge_grows(volumes: &[u64], totals: &[u64], o: &Options) -> Option<u64> {
             (v.rank > 0.0).then_some(v.growth_bytes)
         }
     }
+}
+
+/// Each heap's position in time, in mean intervals from the first, when the heaps' times
+/// are known and spaced unevenly (one interval more than twice another); `None` otherwise,
+/// and steps stand for time. Dumps taken at 1, 2 and 5 hours are at 0, 0.5 and 2.
+pub fn positions(times: &[Option<u64>]) -> Option<Vec<f64>> {
+    let t: Vec<f64> = times.iter().map(|t| t.map(|t| t as f64)).collect::<Option<_>>()?;
+    if t.len() < 3 || t.windows(2).any(|w| w[1] <= w[0]) {
+        return None;
+    }
+    let gaps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
+    let (min, max) = gaps.iter().fold((f64::MAX, 0f64), |(a, b), &g| (a.min(g), b.max(g)));
+    if max <= 2.0 * min {
+        return None;
+    }
+    let mean = (t[t.len() - 1] - t[0]) / gaps.len() as f64;
+    Some(t.iter().map(|x| (x - t[0]) / mean).collect())
 }
 
 /// Where the last unbroken presence of the series starts.
@@ -135,12 +159,15 @@ struct Kept {
 }
 
 impl Kept {
-    fn of(volumes: &[u64], p: &RatioParams) -> Kept {
+    fn of(volumes: &[u64], at: Option<&[f64]>, p: &RatioParams) -> Kept {
         let k = kept(volumes);
         let rank = ratio_rank(&k, p);
         let start = span_start(&k).min(k.len().saturating_sub(1));
         let growth = k.last().copied().unwrap_or(0).saturating_sub(k.get(start).copied().unwrap_or(0));
-        let trend = Trend::fit(&volumes[start..]);
+        let trend = match at {
+            Some(x) => Trend::fit_at(&volumes[start..], &x[start..]),
+            None => Trend::fit(&volumes[start..]),
+        };
         Kept { k, rank, start, growth, trend }
     }
 
@@ -149,15 +176,20 @@ impl Kept {
     }
 }
 
-fn judge_kept(volumes: &[u64], o: &Options) -> Verdict {
-    let f = Kept::of(volumes, &o.ratio);
+fn judge_kept(volumes: &[u64], at: Option<&[f64]>, o: &Options) -> Verdict {
+    let f = Kept::of(volumes, at, &o.ratio);
     let (k, growth, trend) = (&f.k, f.growth, f.trend);
     let n = k.len();
     let steps = n.saturating_sub(1 + f.start);
     let w = steps.div_ceil(3).max(1);
     let recent = if steps > 0 { k[n - 1] - k[n - 1 - w] } else { 0 };
+    // The share of the span the last `w` intervals cover: w / steps, or their share of time.
+    let late = match at {
+        Some(x) if steps > 0 => (x[n - 1] - x[n - 1 - w]) / (x[n - 1] - x[f.start]),
+        _ => w as f64 / steps.max(1) as f64,
+    };
     let rejected = common_tests(f.rank.phases, f.rank.rank, growth, o).or_else(|| {
-        if (recent as f64) < o.plateau_share * growth as f64 * w as f64 / steps as f64 {
+        if (recent as f64) < o.plateau_share * growth as f64 * late {
             Some(format!("stopped growing (kept volume grew {recent} B over the last {w} intervals)"))
         } else if !f.above_noise(o) {
             Some(format!(
@@ -166,7 +198,7 @@ fn judge_kept(volumes: &[u64], o: &Options) -> Verdict {
                 o.noise_factor,
                 trend.noise
             ))
-        } else if ((growth - recent) as f64) < o.plateau_share * growth as f64 * (steps - w) as f64 / steps as f64 {
+        } else if ((growth - recent) as f64) < o.plateau_share * growth as f64 * (1.0 - late) {
             Some(format!("grew only lately ({recent} of {growth} B in the last {w} intervals): not yet a trend"))
         } else {
             None
@@ -206,6 +238,29 @@ impl Trend {
         // MAD × 1.4826 estimates a standard deviation; a difference of two points has √2 of one.
         let noise = median(&mut dev) * 1.4826 / std::f64::consts::SQRT_2;
         Trend { slope, noise, steps: n.saturating_sub(1) }
+    }
+
+    /// The trend of points at positions `x` (increasing): the median pairwise slope over
+    /// time, and the noise of one point from the differences left once the trend is taken out
+    /// of them (each interval's own length times the slope).
+    fn fit_at(v: &[u64], x: &[f64]) -> Trend {
+        let from = v.len().saturating_sub(MAX_FIT);
+        let (v, x) = (&v[from..], &x[from..]);
+        let n = v.len();
+        let mut slopes = Vec::with_capacity(n * n.saturating_sub(1) / 2);
+        for i in 0..n {
+            for j in i + 1..n {
+                slopes.push((v[j] as f64 - v[i] as f64) / (x[j] - x[i]));
+            }
+        }
+        let slope = median(&mut slopes);
+        let mut left: Vec<f64> = (1..n).map(|i| v[i] as f64 - v[i - 1] as f64 - slope * (x[i] - x[i - 1])).collect();
+        let mid = median(&mut left);
+        let mut dev: Vec<f64> = left.iter().map(|d| (d - mid).abs()).collect();
+        let noise = median(&mut dev) * 1.4826 / std::f64::consts::SQRT_2;
+        let span = x.last().copied().unwrap_or(0.0) - x.first().copied().unwrap_or(0.0);
+        // `steps` carries the span, so that growth() is slope × span.
+        Trend { slope: slope * span / (n.max(2) - 1) as f64, noise, steps: n.saturating_sub(1) }
     }
 
     /// Growth the trend predicts over the fitted span.
@@ -302,6 +357,22 @@ mod tests {
         assert_eq!(Trend::fit(&[10, 20, 30, 40]).noise, 0.0, "a straight line has no noise");
         let flat = Trend::fit(&[5, 9, 5, 9, 5, 9]);
         assert_eq!(flat.slope, 0.0);
+    }
+
+    #[test]
+    fn uneven_times_judge_rates_not_steps() {
+        // A session leak dumped at hours 1, 2 and 5: a steady rate, though the steps are not.
+        let v = [6 * MB, 8 * MB + MB / 2, 23 * MB + 2 * MB / 5];
+        let o = opts(Method::Ratio);
+        let steps = judge(&v, &totals(3), &o);
+        assert!(steps.rejected.as_deref().unwrap_or("").contains("fluctuation"), "{steps:?}");
+        let at = positions(&[Some(3_600_000), Some(7_200_000), Some(18_000_000)]).unwrap();
+        assert_eq!(at, vec![0.0, 0.5, 2.0]);
+        assert!(judge_at(&v, &totals(3), Some(&at), &o).is_candidate());
+        // Evenly spaced, unknown or unordered times leave steps alone.
+        assert_eq!(positions(&[Some(1), Some(2), Some(3)]), None);
+        assert_eq!(positions(&[Some(1), None, Some(9)]), None);
+        assert_eq!(positions(&[Some(5), Some(2), Some(9)]), None);
     }
 
     #[test]

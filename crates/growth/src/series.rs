@@ -27,10 +27,12 @@ pub struct EdgeSeries {
 }
 
 /// Class and edge volumes of several heaps, in time order.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Series {
     /// Total bytes per heap.
     pub totals: Vec<u64>,
+    /// Each heap's place in time when they were taken at uneven times ([`crate::ranking::positions`]).
+    pub at: Option<Vec<f64>>,
     /// Classes, in order of first appearance.
     pub classes: Vec<ClassSeries>,
     /// Edges, in order of first appearance.
@@ -42,7 +44,12 @@ impl Series {
     /// added together: the series cannot tell them apart from one heap to the next.
     pub fn new(summaries: &[HeapSummary]) -> Series {
         let n = summaries.len();
-        let mut s = Series { totals: summaries.iter().map(|h| h.total_bytes).collect(), ..Default::default() };
+        let times: Vec<Option<u64>> = summaries.iter().map(|h| h.time_ms).collect();
+        let mut s = Series {
+            totals: summaries.iter().map(|h| h.total_bytes).collect(),
+            at: crate::ranking::positions(&times),
+            ..Default::default()
+        };
         let mut class_at: FxHashMap<&str, usize> = FxHashMap::default();
         let mut edge_at: FxHashMap<(&str, &str), usize> = FxHashMap::default();
         for (i, h) in summaries.iter().enumerate() {

@@ -13,7 +13,7 @@
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 
-use crate::ranking::{judge, Options};
+use crate::ranking::{judge_at, Options};
 use crate::summary::{HeapSummary, PathVolume};
 
 /// Places shown per finding below the structure.
@@ -172,7 +172,12 @@ struct Found {
 
 /// The findings: the structures the candidates grow in, most growth first. `candidates`
 /// are the classes the ranking chose; heaps without path trees give none.
-pub fn findings(summaries: &[HeapSummary], candidates: &[&str], o: &Options) -> Vec<report::Finding> {
+pub fn findings(
+    summaries: &[HeapSummary],
+    candidates: &[&str],
+    at: Option<&[f64]>,
+    o: &Options,
+) -> Vec<report::Finding> {
     if summaries.is_empty() || summaries.iter().any(|h| h.paths.is_empty()) {
         return Vec::new();
     }
@@ -219,7 +224,7 @@ pub fn findings(summaries: &[HeapSummary], candidates: &[&str], o: &Options) -> 
                     instances[h] += p.instances[h];
                 }
             }
-            let verdict = judge(&volumes, &totals, o);
+            let verdict = judge_at(&volumes, &totals, at, o);
             if !verdict.is_candidate() {
                 continue;
             }

@@ -117,9 +117,11 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
     let opts = args.ranking.options()?;
     if let Some(store) = heap_series::run_store(&args.inputs)? {
         let run = heap_series::read_run(store, RUN_SAMPLES)?;
+        gate_can_judge(args, &opts, run.samples.len(), "sampled snapshots in the run store")?;
         let report = run_report(&run, &opts, &args.explain);
         return finish(args, &report);
     }
+    gate_can_judge(args, &opts, args.inputs.len(), "heaps")?;
     let bar = Bar::new(args.dump_args.quiet);
     let (_, mut report, last) =
         read_series(&args.inputs, &args.dump_args, &opts, &args.explain, args.holders > 0, &bar)?;
@@ -132,6 +134,19 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
         fill_holders(&mut report, &snap, Some(&last.live), &retention, &paths, args.top, args.holders);
     }
     finish(args, &report)
+}
+
+/// `--fail-on-growth` with fewer heaps than a class needs to be a candidate would always
+/// pass: a gate that cannot judge is an error, before any dump is read.
+fn gate_can_judge(args: &GrowthArgs, opts: &growth::Options, heaps: usize, what: &str) -> anyhow::Result<()> {
+    let needed = opts.ratio.min_phases as usize + 1;
+    if args.fail_on_growth && heaps < needed {
+        anyhow::bail!(
+            "--fail-on-growth needs at least {needed} heaps to judge growth (a class must grow over {} intervals), and {heaps} {what} were given",
+            opts.ratio.min_phases
+        );
+    }
+    Ok(())
 }
 
 /// The last heap of a series when it is a dump: where it is, and each object's place in its

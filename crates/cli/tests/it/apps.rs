@@ -149,3 +149,31 @@ fn jetty_per_request_cache_on_jdk17() {
 fn jetty_per_request_cache_on_jdk25() {
     jetty_per_request_cache(Jdk::require25());
 }
+
+#[test]
+fn three_dumps_taken_at_uneven_times_and_a_gate_that_cannot_judge() {
+    let (jdk, Some(cp)) = (Jdk::default_jdk(), classpath()) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let dumps = series(&jdk, &cp, "tomcat-sessions", dir.path());
+    // Dumps 1, 2 and 5: taken after phases 1, 2 and 5, so the third interval is three times
+    // the first. Judged per heap, the sessions' steps look like noise; per unit of time, a
+    // steady leak.
+    let uneven = [dumps[0].clone(), dumps[1].clone(), dumps[4].clone()];
+    let report = growth(&uneven);
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("uneven times"), "{notes}");
+    assert_eq!(
+        report["findings"][0]["structure"], "org.apache.catalina.session.StandardManager.sessions",
+        "{report:#}"
+    );
+    // Two heaps cannot show growth over two intervals: the gate refuses, it does not pass.
+    let mut args = vec!["growth", "--quiet", "--fail-on-growth"];
+    args.extend(dumps[..2].iter().map(|p| p.to_str().unwrap()));
+    let out = leakscope(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("needs at least 3 heaps"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
