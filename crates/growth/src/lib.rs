@@ -147,6 +147,10 @@ pub fn analyze_run(
         }
     }
     mark_same_structures(&mut report.candidates);
+    report.notes.push(
+        "no findings by data structure: those match places in the heap by their reference paths, which heap dumps have and the agent's walks do not record yet (its walks give the class slices and the containers' holders above); for the structure, take two or more dumps with jcmd PID GC.heap_dump and run growth on them"
+            .into(),
+    );
     report.notes.push(match (walks.len(), growing) {
         (0, _) => "no heap walk yet: candidates are ranked from sampled allocations, without slices (the walks wait for their budget)".into(),
         (n, true) => format!("candidates ranked from {} sampled snapshots; slices from the growing edges of {n} heap walks", samples.len()),

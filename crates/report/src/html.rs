@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
-use crate::growth::{Candidate, GrowthReport, Slice};
+use crate::growth::{Candidate, Finding, GrowthReport, Slice};
 use crate::histogram::Histogram;
 use crate::paths::{PathRoot, PathStep};
 use crate::retention::DominatorRow;
@@ -219,7 +219,18 @@ impl LeakReport {
         let labels = snapshot_labels(g);
         h.push_str("<section id=\"growth\"><h2>Growth</h2>");
         let leaders: Vec<&Candidate> = g.candidates.iter().filter(|c| c.same_structure_as.is_none()).collect();
-        if leaders.is_empty() {
+        if let Some(f) = g.findings.first() {
+            let _ = write!(
+                h,
+                "<p class=\"verdict leak\">{} growing data structure{} found over {} heaps. Most likely: <span class=\"mono\">{}</span>, where <span class=\"mono\">{}</span> piles up (grew {}).</p>",
+                g.findings.len(),
+                if g.findings.len() == 1 { "" } else { "s" },
+                g.snapshots.len(),
+                esc(&f.structure),
+                esc(f.members.first().map_or("", |m| m.class.as_str())),
+                human_bytes(f.growth_bytes)
+            );
+        } else if leaders.is_empty() {
             let _ = write!(
                 h,
                 "<p class=\"verdict ok\">No growing data structure found over {} heaps.</p>",
@@ -248,6 +259,12 @@ impl LeakReport {
         h.push_str("<h3>Heap occupancy</h3>");
         let totals: Vec<u64> = g.snapshots.iter().map(|s| s.total_bytes).collect();
         h.push_str(&line_chart(&[("all objects", &totals)], &labels, 860, 220));
+        for (i, f) in g.findings.iter().enumerate() {
+            finding(h, i + 1, f, &labels);
+        }
+        if !g.findings.is_empty() && !g.candidates.is_empty() {
+            h.push_str("<h3>Growing classes (Cork's ranking)</h3>");
+        }
         for c in &g.candidates {
             candidate(h, c, &labels);
         }
@@ -269,6 +286,68 @@ fn snapshot_labels(g: &GrowthReport) -> Vec<String> {
 fn short_source(s: &str) -> String {
     let name = s.rsplit('/').next().unwrap_or(s);
     name.split(" (").next().unwrap_or(name).to_string()
+}
+
+/// A growing structure: its path, what piles up in it, where below it, and its holders.
+fn finding(h: &mut String, n: usize, f: &Finding, labels: &[String]) {
+    let _ = write!(
+        h,
+        "<div class=\"cand finding\"><h3>#{n} <span class=\"mono\">{}</span> <span class=\"muted mono\">({})</span></h3><p>grew {} ({} → {})</p>",
+        esc(&f.structure),
+        esc(&f.class),
+        human_bytes(f.growth_bytes),
+        human_bytes(f.volumes.first().copied().unwrap_or(0)),
+        human_bytes(f.volumes.last().copied().unwrap_or(0)),
+    );
+    let steps: Vec<String> =
+        f.path.iter().map(|p| format!("{} <span class=\"mono\">{}</span>", esc(&p.via), esc(&p.class))).collect();
+    let _ = write!(h, "<p class=\"mono path\">{}</p>", steps.join(" → "));
+    let series: Vec<(&str, &[u64])> =
+        f.members.iter().take(4).map(|m| (m.class.as_str(), m.volumes.as_slice())).collect();
+    h.push_str(&line_chart(&series, labels, 560, 180));
+    h.push_str("<table><tr><th>what piles up</th><th class=\"n\">grew</th><th class=\"n\">instances now</th></tr>");
+    for m in &f.members {
+        let _ = write!(
+            h,
+            "<tr><td class=\"mono\" data-class=\"{c}\">{c}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            human_bytes(m.growth_bytes),
+            thousands(m.instances.last().copied().unwrap_or(0)),
+            c = esc(&m.class)
+        );
+    }
+    h.push_str("</table>");
+    if let Some(m) = f.members.first() {
+        let _ = write!(
+            h,
+            "<h4>Where <span class=\"mono\">{}</span> grows below it</h4><table><tr><th>path</th>",
+            esc(&m.class)
+        );
+        for l in labels {
+            let _ = write!(h, "<th class=\"n\">{}</th>", esc(l));
+        }
+        h.push_str("</tr>");
+        for g in &f.growing_paths {
+            let steps: Vec<String> = g.path.iter().map(|p| format!("{} {}", esc(&p.via), esc(&p.class))).collect();
+            let _ = write!(h, "<tr><td class=\"mono\">{}</td>", steps.join(" → "));
+            for v in &g.instances {
+                let _ = write!(h, "<td class=\"n\">{}</td>", thousands(*v));
+            }
+            h.push_str("</tr>");
+        }
+        h.push_str("</table>");
+    }
+    for s in &f.holders {
+        let _ = write!(
+            h,
+            "<h4>Holder <span class=\"mono\">{} {}</span> retains {}, holds {:.0}% of them</h4>",
+            esc(&s.holder.class),
+            esc(&s.holder.id),
+            human_bytes(s.holder.retained_bytes),
+            s.share * 100.0
+        );
+        path_list(h, s.holder.root.as_ref(), &s.holder.path);
+    }
+    h.push_str("</div>");
 }
 
 fn candidate(h: &mut String, c: &Candidate, labels: &[String]) {

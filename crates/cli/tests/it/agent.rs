@@ -18,13 +18,6 @@ const SECONDS: &str = "24";
 /// Agent options for short runs: more samples and walks than the defaults.
 const TEST_AGENT: [&str; 6] = ["--budget", "20", "--period", "300ms", "--interval", "64K"];
 
-fn jdk_for(version: u32) -> Option<Jdk> {
-    match version {
-        25 => Jdk::jdk25(),
-        _ => Some(Jdk::default_jdk()),
-    }
-}
-
 fn compiled(jdk: &Jdk) -> tempfile::TempDir {
     build_agent();
     let dir = tempfile::tempdir().unwrap();
@@ -154,7 +147,7 @@ fn run_finds_listeners_never_removed_on_parallel() {
 
 #[test]
 fn run_finds_thread_local_accumulation_on_jdk25() {
-    let Some(jdk) = jdk_for(25).or_else(|| jdk_for(17)) else { return };
+    let Some(jdk) = Jdk::require25() else { return };
     let dir = compiled(&jdk);
     let db = run(&jdk, dir.path(), "threadlocal", "-XX:+UseG1GC", &[]);
     assert_found(&growth(&db), "Live$Trace", "java.lang.Thread");
@@ -178,7 +171,7 @@ fn run_reports_nothing_for_a_cache_that_filled_up() {
 
 #[test]
 fn attach_finds_a_map_never_cleaned_on_jdk25() {
-    let Some(jdk) = jdk_for(25).or_else(|| jdk_for(17)) else { return };
+    let Some(jdk) = Jdk::require25() else { return };
     let dir = compiled(&jdk);
     let db = attach(&jdk, dir.path(), "map", "-XX:+UseParallelGC");
     assert_found(&growth(&db), "Live$Session", "class Live$SessionStore");

@@ -128,7 +128,7 @@ fn from_the_start_the_walks_and_a_dump_of_the_process_find_what_is_still_held() 
 
 #[test]
 fn attached_late_calls_before_the_agent_cost_nothing_and_later_ones_are_checked_on_jdk25() {
-    let jdk = Jdk::jdk25().unwrap_or_else(Jdk::default_jdk);
+    let Some(jdk) = Jdk::require25() else { return };
     let dir = tempfile::tempdir().unwrap();
     let cp = compiled(&jdk, dir.path());
     let mut jvm = jdk.start_with_args(Path::new(&cp), "ExpectDead", &["-Xmx128m"], &["90"]);

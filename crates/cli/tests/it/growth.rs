@@ -250,7 +250,7 @@ fn debian_app_jars() -> Option<String> {
 #[test]
 fn real_applications_under_steady_load_are_not_leaks() {
     let Some(jars) = debian_app_jars() else {
-        eprintln!("skipped: Debian's libh2-java, liblucene4.10-java and libtomcat10-java are not installed (scripts/test installs them)");
+        crate::support::missing("Debian's libh2-java, liblucene4.10-java and libtomcat10-java");
         return;
     };
     let jdk = Jdk::default_jdk();

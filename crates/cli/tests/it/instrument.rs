@@ -63,7 +63,7 @@ fn hooked_classes_verify_run_unchanged_and_count_every_instance_call() {
     let jdk = Jdk::default_jdk();
     check(&jdk, "8");
     check(&jdk, "17");
-    if let Some(jdk25) = Jdk::jdk25() {
+    if let Some(jdk25) = Jdk::require25() {
         check(&jdk25, "25");
     }
 }

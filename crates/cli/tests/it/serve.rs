@@ -26,7 +26,9 @@ fn the_ui_expands_trees_searches_and_shows_what_holds_the_leak() {
     let b = Browser::start();
     b.goto(&format!("{}/", server.base));
     b.wait_for("document.querySelectorAll('#domtree .row').length > 0");
-    assert_eq!(b.text(&b.find("#growth .cand h3")), class, "the top candidate heads the growth view");
+    let structure = model["growth"]["findings"][0]["structure"].as_str().expect("a finding").to_string();
+    assert!(b.text(&b.find("#growth .finding h3")).contains(&structure), "the top finding heads the growth view");
+    assert_eq!(b.text(&b.find("#growth .cand:not(.finding) h3")), class, "then the candidates");
     assert!(b.eval("return document.querySelector('#growth svg.slice') !== null") == Value::Bool(true), "no slice");
 
     // Expanding the top dominator fetches the objects it dominates, in the server's order.

@@ -79,7 +79,7 @@ fn a_session_left_in_the_registry_is_the_stalest_and_an_active_one_is_recent() {
 
 #[test]
 fn the_same_on_jdk25() {
-    if let Some(jdk) = Jdk::jdk25() {
+    if let Some(jdk) = Jdk::require25() {
         check(&jdk);
     }
 }
