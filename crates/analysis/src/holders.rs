@@ -3,11 +3,11 @@
 //! path from a GC root to each.
 
 use heap::{Live, ObjIdx, Snapshot};
-use report::{Holder, PathPart, PathRoot, StructureHolder};
+use report::{Holder, LoaderLeak, PathPart, PathRoot, StructureHolder};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::paths::PathFinder;
-use crate::retention::Retention;
+use crate::retention::{retention_roots, strong_closure, ObjSet, Retention};
 use crate::suspects::step;
 
 /// A holder below this share of the growing objects is shown only when nothing bigger is.
@@ -73,4 +73,54 @@ fn holder(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, o: ObjIdx) -> Hol
         root: path.as_ref().map(|p| PathRoot { kind: p.root.kind.clone(), detail: p.root.detail.clone() }),
         path: path.map(|p| p.steps.into_iter().map(|st| step(s, st.object, st.field)).collect()).unwrap_or_default(),
     }
+}
+
+/// Fills in what keeps a class-loader leak's copies alive in the last heap (path shapes of the
+/// loaders, most copies first) and what they retain together.
+pub fn loader_leak_details(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, leak: &mut LoaderLeak) {
+    let Some(first) = leak.classes.first() else { return };
+    let mut loaders: Vec<ObjIdx> = s
+        .classes()
+        .iter()
+        .filter(|(_, c)| &c.name == first && c.loader_id != 0)
+        .filter_map(|(_, c)| s.find(c.loader_id))
+        .filter(|&o| r.is_live(o) && s.classes().get(s.class_of(o)).name == leak.loader)
+        .collect();
+    loaders.sort_unstable();
+    loaders.dedup();
+    leak.held_by = paths.report(String::new(), &loaders, 3).paths;
+    // The copies held the way most are: the stale ones (the live deployment is held by the
+    // server, the leaked ones by what the application left registered outside itself).
+    let shape = |o: ObjIdx| {
+        paths.report(String::new(), &[o], 1).paths.first().map(|p| {
+            let steps: Vec<String> =
+                p.steps.iter().map(|st| format!("{}>{}", masked(st.field.as_deref()), st.class)).collect();
+            format!("{}|{}", p.root.kind, steps.join("|"))
+        })
+    };
+    let shapes: Vec<Option<String>> = loaders.iter().map(|&o| shape(o)).collect();
+    let most = shapes.iter().max_by_key(|k| shapes.iter().filter(|x| x == k).count()).cloned().flatten();
+    let stale: Vec<ObjIdx> = loaders.iter().zip(&shapes).filter(|(_, k)| **k == most).map(|(&o, _)| o).collect();
+    leak.stale = stale.len() as u64;
+    leak.retained_bytes = Some(retained_together(s, r, &stale));
+}
+
+/// A field name with array indices masked (`[12]` → `[]`).
+fn masked(field: Option<&str>) -> &str {
+    match field {
+        Some(f) if f.starts_with('[') => "[]",
+        Some(f) => f,
+        None => "",
+    }
+}
+
+/// Bytes that would become unreachable if every object of `group` did: what the group
+/// retains together (shared objects included, unlike a sum of retained sizes).
+pub fn retained_together(s: &Snapshot, r: &Retention, group: &[ObjIdx]) -> u64 {
+    let mut avoid = ObjSet::new(s.object_count());
+    for &o in group {
+        avoid.insert(o);
+    }
+    let kept = strong_closure(s, &retention_roots(s), Some(&avoid));
+    r.live_bytes().saturating_sub(kept.iter().map(|o| s.shallow_bytes(o)).sum::<u64>())
 }

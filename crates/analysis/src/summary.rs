@@ -20,7 +20,18 @@ pub fn summarize(graph: &ClassGraph, source: &str) -> HeapSummary {
             references: e.references,
         })
         .collect();
-    with_nodes(&graph.census, &graph.live, &graph.paths, source, edges)
+    let mut summary = with_nodes(&graph.census, &graph.live, &graph.paths, source, edges);
+    summary.loaders = graph.loaders.iter().map(loader_copies).collect();
+    summary
+}
+
+fn loader_copies(g: &heap::LoaderGroup) -> growth::LoaderCopies {
+    growth::LoaderCopies {
+        loader: g.loader_class.clone(),
+        classes: g.classes.clone(),
+        class_count: g.class_count,
+        copies: g.loaders.len() as u64,
+    }
 }
 
 /// The same summary from a snapshot: its live objects, strong references only.
@@ -35,7 +46,13 @@ pub fn summarize_snapshot(snap: &Snapshot, source: &str) -> HeapSummary {
 /// The summary of a snapshot whose live objects `live` says (from [`Snapshot::live`]).
 pub fn summarize_live(snap: &Snapshot, live: &Live, source: &str) -> HeapSummary {
     let objects = snap.objects().filter(|o| live.is_live(o.index()));
-    summarize_objects(snap, objects, &live.nodes, source)
+    let mut summary = summarize_objects(snap, objects, &live.nodes, source);
+    let groups = heap::loader_groups(snap.classes(), |id| {
+        let o = snap.find(id)?;
+        live.is_live(o.index()).then(|| snap.class_of(o))
+    });
+    summary.loaders = groups.iter().map(loader_copies).collect();
+    summary
 }
 
 fn summarize_objects(
@@ -131,6 +148,7 @@ fn with_nodes(
         classes,
         edges,
         paths: path_volumes(census, paths),
+        loaders: Vec::new(),
         unreachable_instances: all.instances.saturating_sub(total_instances),
         unreachable_bytes: all.shallow_bytes.saturating_sub(total_bytes),
     }

@@ -31,7 +31,7 @@ use rustc_hash::FxHashMap;
 pub use ranking::{judge, judge_at, kept, positions, Method, Options, Verdict};
 pub use ratio::{ratio_rank, RatioParams, RatioRank};
 pub use series::{ClassSeries, EdgeSeries, Series};
-pub use summary::{statics_of, ClassVolume, EdgeVolume, HeapSummary, PathVolume};
+pub use summary::{statics_of, ClassVolume, EdgeVolume, HeapSummary, LoaderCopies, PathVolume};
 
 /// Ranks a series of heaps (oldest first) and reports the growing classes with their slices;
 /// `explain` names classes whose verdict to report whatever it is.
@@ -72,6 +72,7 @@ pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> re
         },
         candidates,
         findings,
+        loader_leaks: structures::loader_leaks(summaries, o.ratio.min_phases),
         explained: explain.iter().map(|name| explanation(&series, name, o)).collect(),
         notes: notes(summaries.len(), series.at.is_some(), o),
         expected_dead: None,

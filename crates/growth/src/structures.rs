@@ -329,3 +329,40 @@ pub fn nodes_at(tree: &[PathVolume], path: &[report::PathPart]) -> Vec<u32> {
     }
     out
 }
+
+/// Applications whose live copies (loaders of one class defining the same classes) keep
+/// getting more over the series: in at least `min_phases` intervals, and two or more now.
+pub fn loader_leaks(summaries: &[HeapSummary], min_phases: u32) -> Vec<report::LoaderLeak> {
+    let n = summaries.len();
+    let mut by_key: FxHashMap<(&str, &str), (usize, Vec<u64>)> = FxHashMap::default();
+    for (h, s) in summaries.iter().enumerate() {
+        for l in &s.loaders {
+            let first = l.classes.first().map_or("", String::as_str);
+            let e = by_key.entry((&l.loader, first)).or_insert_with(|| (h, vec![1; n]));
+            e.0 = h;
+            e.1[h] = l.copies;
+        }
+    }
+    let mut out: Vec<report::LoaderLeak> = by_key
+        .into_values()
+        .filter(|(_, copies)| {
+            let rises = copies.windows(2).filter(|w| w[1] > w[0]).count();
+            let (first, last) = (copies[0], copies[n - 1]);
+            last >= 2 && last > first && rises >= min_phases as usize
+        })
+        .map(|(h, copies)| {
+            let l = summaries[h].loaders.iter().find(|l| l.copies == copies[h]).unwrap_or(&summaries[h].loaders[0]);
+            report::LoaderLeak {
+                loader: l.loader.clone(),
+                classes: l.classes.clone(),
+                class_count: l.class_count,
+                copies,
+                held_by: Vec::new(),
+                stale: 0,
+                retained_bytes: None,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.copies.last().cmp(&a.copies.last()).then(a.classes.cmp(&b.classes)));
+    out
+}

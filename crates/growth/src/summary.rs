@@ -47,6 +47,20 @@ pub struct PathVolume {
     pub bytes: u64,
 }
 
+/// Class loaders of one class that each define classes of the same names: one application
+/// loaded `copies` times.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoaderCopies {
+    /// The loaders' class.
+    pub loader: String,
+    /// The first class names each copy defines, sorted (at most 20): the first names the group.
+    pub classes: Vec<String>,
+    /// Classes one copy defines.
+    pub class_count: u64,
+    /// Live loaders with these classes.
+    pub copies: u64,
+}
+
 /// The class points-from graph of one moment, from a heap dump or from the agent's heap walk.
 /// Weak, soft and phantom referents are not counted as edges: they do not keep anything alive.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -69,6 +83,10 @@ pub struct HeapSummary {
     /// the agent's walks and for summaries saved before it existed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<PathVolume>,
+    /// Applications loaded more than once (two or more live loaders of one class defining the
+    /// same classes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loaders: Vec<LoaderCopies>,
     /// Objects in the dump that no GC root reaches (JDK 19+ heap fillers, garbage, objects
     /// only the VM holds): counted by `histogram`, left out of everything above.
     #[serde(default)]

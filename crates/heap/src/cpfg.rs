@@ -66,6 +66,8 @@ pub struct ClassGraph {
     pub edges: Vec<ClassEdge>,
     /// The path tree of the live objects (see [`crate::live`]).
     pub paths: Vec<PathNode>,
+    /// Applications loaded more than once (see [`crate::loader_groups`]).
+    pub loaders: Vec<crate::LoaderGroup>,
     /// Each object's path node and search parent, by rank (the [`crate::ObjIdx`] of the
     /// same dump's snapshot), when [`ClassGraph::build_keeping`] asked for them.
     pub objects: Option<Live>,
@@ -218,8 +220,12 @@ impl ClassGraph {
             })
             .collect();
         edges.sort_unstable_by_key(|e| (e.from, e.to));
+        let loaders = crate::loader_groups(&census.classes, |id| {
+            let r = ranks.rank(id)?;
+            traced.is_live(r).then(|| ClassIdx((kind[r].load(Ordering::Relaxed) >> 32) as u32))
+        });
         let paths = if keep { traced.nodes.clone() } else { std::mem::take(&mut traced.nodes) };
-        Ok(ClassGraph { census, live: live_totals, edges, paths, objects: keep.then_some(traced) })
+        Ok(ClassGraph { census, live: live_totals, edges, paths, loaders, objects: keep.then_some(traced) })
     }
 }
 

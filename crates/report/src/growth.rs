@@ -172,6 +172,28 @@ pub struct Finding {
     pub why: Vec<String>,
 }
 
+/// One application loaded again and again while its old copies stay alive: a class-loader
+/// leak (a webapp redeployed while something outside it holds the old deployment).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoaderLeak {
+    /// The loaders' class.
+    pub loader: String,
+    /// The first class names each copy defines (at most 20).
+    pub classes: Vec<String>,
+    /// Classes one copy defines.
+    pub class_count: u64,
+    /// Live copies per heap (1 where fewer than two were found).
+    pub copies: Vec<u64>,
+    /// What keeps the copies' loaders alive in the last heap: path shapes, most copies first.
+    pub held_by: Vec<crate::paths::PathEntry>,
+    /// Copies in the last heap held the way most of them are (the first of `held_by`): the
+    /// stale ones, when the live deployment is held otherwise.
+    pub stale: u64,
+    /// Bytes those copies' loaders retain together in the last heap (their classes, statics
+    /// and everything only they keep).
+    pub retained_bytes: Option<u64>,
+}
+
 /// The `growth` report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GrowthReport {
@@ -185,6 +207,9 @@ pub struct GrowthReport {
     /// with path trees; empty for agent runs and old saved summaries).
     #[serde(default)]
     pub findings: Vec<Finding>,
+    /// Applications whose loaded copies keep getting more (class-loader leaks).
+    #[serde(default)]
+    pub loader_leaks: Vec<LoaderLeak>,
     /// Classes asked about with `--explain`, and why each is or is not a candidate.
     pub explained: Vec<Explanation>,
     /// Caveats about the input (allocation sites unknown, too few heaps, ...).
@@ -228,6 +253,9 @@ impl GrowthReport {
         if self.candidates.is_empty() {
             let _ = writeln!(o, "No growing class: nothing is a leak candidate.");
         }
+        for l in &self.loader_leaks {
+            loader_leak_text(&mut o, l);
+        }
         if self.findings.is_empty() {
             for (i, c) in self.candidates.iter().take(top).enumerate() {
                 candidate_text(&mut o, i + 1, c);
@@ -235,6 +263,14 @@ impl GrowthReport {
         } else {
             for (i, f) in self.findings.iter().take(top).enumerate() {
                 finding_text(&mut o, i + 1, f, !self.explained.is_empty());
+                if let Some(l) = self.leaked_loader_of(f) {
+                    let _ = writeln!(
+                        o,
+                        "   (its class is one of the {} leaked copies above, loaded by {})\n",
+                        thousands(l.copies.last().copied().unwrap_or(0)),
+                        l.loader
+                    );
+                }
             }
             if self.findings.len() > top {
                 let rest: Vec<&str> = self.findings[top..].iter().map(|f| f.structure.as_str()).collect();
@@ -275,6 +311,12 @@ impl GrowthReport {
 }
 
 impl GrowthReport {
+    /// The class-loader leak whose classes hold finding `f` in their statics, if any.
+    pub fn leaked_loader_of(&self, f: &Finding) -> Option<&LoaderLeak> {
+        let owner = f.path.first()?.class.strip_prefix("class ")?;
+        self.loader_leaks.iter().find(|l| l.classes.iter().any(|c| c == owner))
+    }
+
     /// The slices of the first `top` candidates as one Graphviz graph: candidates shaded, edges
     /// pointing from holder to held (the heap's direction), labelled with their growth.
     pub fn to_dot(&self, top: usize) -> String {
@@ -353,6 +395,31 @@ fn holder_text(o: &mut String, h: &Holder, indent: &str) {
     }
 }
 
+fn loader_leak_text(o: &mut String, l: &LoaderLeak) {
+    let now = l.copies.last().copied().unwrap_or(0);
+    let _ = writeln!(
+        o,
+        "Class-loader leak: {now} copies of the application of {} ({} classes: {}{}) are alive, loaded by {}",
+        l.classes.first().map_or("?", String::as_str),
+        l.class_count,
+        l.classes.iter().take(4).cloned().collect::<Vec<_>>().join(", "),
+        if l.classes.len() > 4 { ", …" } else { "" },
+        l.loader
+    );
+    let _ = writeln!(o, "   copies per heap: {}", series_text(&l.copies, thousands));
+    if let Some(b) = l.retained_bytes {
+        let _ = writeln!(o, "   the {} held alike retain {} together", thousands(l.stale), human_bytes(b));
+    }
+    for p in &l.held_by {
+        let _ = writeln!(o, "   {} of them kept alive from {} {}:", thousands(p.count), p.root.kind, p.root.detail);
+        for s in &p.steps {
+            let field = s.field.as_ref().map(|f| format!("{f} -> ")).unwrap_or_default();
+            let _ = writeln!(o, "       {field}{} {}", s.class, s.id);
+        }
+    }
+    let _ = writeln!(o);
+}
+
 fn finding_text(o: &mut String, n: usize, f: &Finding, explain: bool) {
     let first = f.volumes.iter().copied().find(|&v| v > 0).unwrap_or(0);
     let last = f.volumes.last().copied().unwrap_or(0);
@@ -386,7 +453,9 @@ fn finding_text(o: &mut String, n: usize, f: &Finding, explain: bool) {
     if let Some(m) = f.members.first() {
         let _ = writeln!(o, "   where {} grows below it (instances per heap):", m.class);
         for g in &f.growing_paths {
-            let _ = writeln!(o, "     {}: {}", path_text(&g.path, false), series_text(&g.instances, thousands));
+            let place =
+                if g.path.is_empty() { "(the structure itself)".to_string() } else { path_text(&g.path, false) };
+            let _ = writeln!(o, "     {place}: {}", series_text(&g.instances, thousands));
         }
     }
     for h in &f.holders {

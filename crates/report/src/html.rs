@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
-use crate::growth::{Candidate, Finding, GrowthReport, Slice};
+use crate::growth::{Candidate, Finding, GrowthReport, LoaderLeak, Slice};
 use crate::histogram::Histogram;
 use crate::paths::{PathRoot, PathStep};
 use crate::retention::DominatorRow;
@@ -259,8 +259,19 @@ impl LeakReport {
         h.push_str("<h3>Heap occupancy</h3>");
         let totals: Vec<u64> = g.snapshots.iter().map(|s| s.total_bytes).collect();
         h.push_str(&line_chart(&[("all objects", &totals)], &labels, 860, 220));
+        for l in &g.loader_leaks {
+            loader_leak(h, l, &labels);
+        }
         for (i, f) in g.findings.iter().enumerate() {
             finding(h, i + 1, f, &labels);
+            if let Some(l) = g.leaked_loader_of(f) {
+                let _ = write!(
+                    h,
+                    "<p class=\"note\">Its class is one of the {} leaked copies loaded by <span class=\"mono\">{}</span>, above.</p>",
+                    thousands(l.copies.last().copied().unwrap_or(0)),
+                    esc(&l.loader)
+                );
+            }
         }
         if !g.findings.is_empty() && !g.candidates.is_empty() {
             h.push_str("<h3>Growing classes (Cork's ranking)</h3>");
@@ -286,6 +297,27 @@ fn snapshot_labels(g: &GrowthReport) -> Vec<String> {
 fn short_source(s: &str) -> String {
     let name = s.rsplit('/').next().unwrap_or(s);
     name.split(" (").next().unwrap_or(name).to_string()
+}
+
+/// A class-loader leak: copies of one application per heap, what holds them, what they retain.
+fn loader_leak(h: &mut String, l: &LoaderLeak, labels: &[String]) {
+    let _ = write!(
+        h,
+        "<div class=\"cand finding\"><h3>Class-loader leak: {} copies of <span class=\"mono\">{}</span></h3><p>{} classes per copy, loaded by <span class=\"mono\">{}</span>{}</p>",
+        thousands(l.copies.last().copied().unwrap_or(0)),
+        esc(l.classes.first().map_or("?", String::as_str)),
+        thousands(l.class_count),
+        esc(&l.loader),
+        l.retained_bytes
+            .map(|b| format!("; the {} held alike retain {} together", thousands(l.stale), human_bytes(b)))
+            .unwrap_or_default()
+    );
+    h.push_str(&line_chart(&[("copies", &l.copies)], labels, 560, 160));
+    for p in &l.held_by {
+        let _ = write!(h, "<h4>{} of them kept alive by</h4>", thousands(p.count));
+        path_list(h, Some(&p.root), &p.steps);
+    }
+    h.push_str("</div>");
 }
 
 /// A growing structure: its path, what piles up in it, where below it, and its holders.

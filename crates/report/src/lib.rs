@@ -28,7 +28,7 @@ pub use expect::{ExpectationsReport, ExpectedDead};
 pub use group::{GroupNode, GroupReport};
 pub use growth::{
     signed_bytes, Candidate, ClassDelta, DiffReport, EdgeDelta, Explanation, Finding, GrowingPath, GrowthReport,
-    Holder, Member, PathPart, RankingInfo, Slice, SliceEdge, SnapshotRow, StructureHolder,
+    Holder, LoaderLeak, Member, PathPart, RankingInfo, Slice, SliceEdge, SnapshotRow, StructureHolder,
 };
 pub use histogram::{Histogram, HistogramRow, HistogramText};
 pub use html::{esc, ClassCurve, DomNode, HeapView, LeakReport};

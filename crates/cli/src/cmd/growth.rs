@@ -125,7 +125,7 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
     let bar = Bar::new(args.dump_args.quiet);
     let (_, mut report, last) =
         read_series(&args.inputs, &args.dump_args, &opts, &args.explain, args.holders > 0, &bar)?;
-    if let Some(last) = last.filter(|_| !report.findings.is_empty()) {
+    if let Some(last) = last.filter(|_| !report.findings.is_empty() || !report.loader_leaks.is_empty()) {
         let n = args.inputs.len();
         bar.set_prefix(&format!("{n}/{n} "));
         let snap = dump_args::load_snapshot(&last.path, &args.dump_args, &bar)?;
@@ -204,6 +204,9 @@ pub fn fill_holders(
     top: usize,
     max: usize,
 ) {
+    for leak in &mut report.loader_leaks {
+        analysis::loader_leak_details(snap, retention, paths, leak);
+    }
     if report.findings.is_empty() {
         return;
     }

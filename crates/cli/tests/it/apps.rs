@@ -19,14 +19,22 @@ fn classpath() -> Option<String> {
 
 /// Runs LeakyApps SCENARIO for eight phases on `jdk`; the dumps, oldest first.
 fn series(jdk: &Jdk, cp: &str, scenario: &str, dir: &Path) -> Vec<PathBuf> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/LeakyApps.java");
+    let java = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java");
+    let webapp = dir.join("webapp");
     if !dir.join("LeakyApps.class").exists() {
-        let ok = jdk.tool("javac").args(["--release", "17", "-nowarn", "-cp", cp, "-d"]).arg(dir).arg(&src).status();
-        assert!(ok.unwrap().success(), "javac LeakyApps");
+        let javac = |src: &Path, out: &Path| {
+            let ok = jdk.tool("javac").args(["--release", "17", "-nowarn", "-cp", cp, "-d"]).arg(out).arg(src).status();
+            assert!(ok.unwrap().success(), "javac {}", src.display());
+        };
+        javac(&java.join("LeakyApps.java"), dir);
+        // The webapp's classes only in its own WEB-INF/classes: each deployment defines them anew.
+        javac(&java.join("webapp/LeakyWebapp.java"), &webapp.join("WEB-INF/classes"));
     }
     let out = jdk
         .tool("java")
-        .args(["-Xmx256m", "-cp", &format!("{cp}:{}", dir.display()), "LeakyApps", scenario, "8"])
+        .args(["-Xmx256m", "-cp", &format!("{cp}:{}", dir.display())])
+        .arg(format!("-Dleakyapps.webapp={}", webapp.display()))
+        .args(["LeakyApps", scenario, "8"])
         .arg(dir)
         .output()
         .unwrap();
@@ -128,6 +136,54 @@ fn jetty_per_request_cache(jdk: Option<Jdk>) {
     let bounded = growth(&series(&jdk, &cp, "jetty-bounded", dir.path()));
     assert_eq!(bounded["candidates"], serde_json::json!([]), "a bounded cache is not a leak");
     assert_eq!(bounded["findings"], serde_json::json!([]));
+}
+
+fn tomcat_redeploys_a_webapp_whose_old_copies_stay(jdk: Option<Jdk>) {
+    let (Some(jdk), Some(cp)) = (jdk, classpath()) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let dumps = series(&jdk, &cp, "tomcat-redeploy", dir.path());
+    let report = growth(&dumps);
+    let leak = &report["loader_leaks"][0];
+    assert_eq!(leak["loader"], "org.apache.catalina.loader.ParallelWebappClassLoader", "{report:#}");
+    assert_eq!(leak["classes"][0], "LeakyWebapp");
+    // One deployment before each of the nine phases (the warm-up included), none collected.
+    let copies: Vec<u64> = leak["copies"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect();
+    assert_eq!(copies, (2..=9).collect::<Vec<u64>>());
+    // The stale eight are held by the shutdown hooks they registered; the live one by Tomcat.
+    let held = &leak["held_by"][0];
+    assert_eq!(held["count"], 8);
+    let fields: Vec<&str> = held["steps"].as_array().unwrap().iter().filter_map(|s| s["field"].as_str()).collect();
+    assert!(fields.contains(&"static hooks") && fields.last() == Some(&"contextClassLoader"), "{fields:?}");
+    assert_eq!(leak["stale"], 8);
+    // Each copy keeps its 192 KiB of statics: together at least the byte[] growth.
+    let grew = report["candidates"].as_array().unwrap().iter().find(|c| c["class"] == "byte[]").unwrap()
+        ["growth_bytes"]
+        .as_u64()
+        .unwrap();
+    assert!(leak["retained_bytes"].as_u64().unwrap() >= grew, "{leak:#}");
+    // The growing statics are a finding whose holders the hooks keep, explained by the leak.
+    let first = &report["findings"][0];
+    assert_eq!(first["structure"], "LeakyWebapp.TEMPLATES");
+    for h in first["holders"].as_array().unwrap() {
+        let fields: Vec<&str> = h["path"].as_array().unwrap().iter().filter_map(|s| s["field"].as_str()).collect();
+        assert!(fields.contains(&"static hooks"), "{fields:?}");
+    }
+    let out = leakscope(
+        &[&["growth", "--quiet"][..], &dumps.iter().map(|p| p.to_str().unwrap()).collect::<Vec<_>>()].concat(),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Class-loader leak: 9 copies") && text.contains("leaked copies above"), "{text}");
+    assert_live_only(&report, dumps.last().unwrap());
+}
+
+#[test]
+fn tomcat_redeploys_a_webapp_whose_old_copies_stay_on_jdk17() {
+    tomcat_redeploys_a_webapp_whose_old_copies_stay(Some(Jdk::default_jdk()));
+}
+
+#[test]
+fn tomcat_redeploys_a_webapp_whose_old_copies_stay_on_jdk25() {
+    tomcat_redeploys_a_webapp_whose_old_copies_stay(Jdk::require25());
 }
 
 #[test]

@@ -16,8 +16,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * - jetty-cache: embedded Jetty 9; a handler caches each response in a static map keyed by
  *   the request's query, which is new on every request: a per-request cache never evicted.
  * - jetty-bounded: the same with a cache bounded to 300 entries (LRU): no leak.
+ * - tomcat-redeploy: embedded Tomcat 10 redeploys a webapp (webapp/LeakyWebapp.java, in
+ *   WEBAPP/WEB-INF/classes, the system property leakyapps.webapp) before every phase; each
+ *   deployment registers a JVM shutdown hook and never removes it, so every old
+ *   WebappClassLoader stays alive with its classes and their statics.
  *
- * Usage: java -cp JARS:. LeakyApps SCENARIO PHASES OUTDIR
+ * Usage: java -cp JARS:. [-Dleakyapps.webapp=WEBAPP] LeakyApps SCENARIO PHASES OUTDIR
  */
 public class LeakyApps {
     public static void main(String[] args) throws Exception {
@@ -29,10 +33,12 @@ public class LeakyApps {
             case "tomcat-sessions" -> new TomcatSessions();
             case "jetty-cache" -> new JettyCache(false);
             case "jetty-bounded" -> new JettyCache(true);
+            case "tomcat-redeploy" -> new TomcatRedeploy(System.getProperty("leakyapps.webapp"));
             default -> throw new IllegalArgumentException(scenario);
         };
         int request = 0;
         for (int p = 0; p <= phases; p++) {
+            service.phase(p);
             for (int i = 0; i < 400; i++, request++) service.request(request);
             if (p > 0) bean.dumpHeap(String.format("%s/%s-%02d.hprof", out, scenario, p), true);
         }
@@ -41,6 +47,7 @@ public class LeakyApps {
     }
 
     interface Service {
+        default void phase(int p) throws Exception {}
         void request(int n) throws Exception;
         void close() throws Exception;
     }
@@ -95,6 +102,46 @@ public class LeakyApps {
             port = tomcat.getConnector().getLocalPort();
         }
         public void request(int n) throws Exception { get(port, "/shop?n=" + n); }
+        public void close() throws Exception { tomcat.stop(); tomcat.destroy(); }
+    }
+
+    static final class TomcatRedeploy implements Service {
+        final org.apache.catalina.startup.Tomcat tomcat = new org.apache.catalina.startup.Tomcat();
+        final String webapp;
+        org.apache.catalina.Context ctx;
+        final int port;
+        TomcatRedeploy(String webapp) throws Exception {
+            this.webapp = webapp;
+            File base = java.nio.file.Files.createTempDirectory("tomcat").toFile();
+            tomcat.setBaseDir(base.getPath());
+            tomcat.setPort(0);
+            tomcat.getConnector();
+            tomcat.getHost().setAutoDeploy(false);
+            tomcat.start();
+            port = tomcat.getConnector().getLocalPort();
+        }
+        /** Undeploys the webapp and deploys it again, as a redeploy from a CI pipeline does. */
+        public void phase(int p) throws Exception {
+            if (ctx != null) {
+                tomcat.getHost().removeChild(ctx);
+            }
+            var context = new org.apache.catalina.core.StandardContext();
+            context.setName("/app");
+            context.setPath("/app");
+            context.setDocBase(webapp);
+            context.addLifecycleListener(new org.apache.catalina.startup.Tomcat.FixContextListener());
+            context.addApplicationListener("LeakyWebapp$Listener");
+            context.setClearReferencesStopThreads(false);
+            tomcat.getHost().addChild(context);
+            ctx = context;
+            org.apache.catalina.startup.Tomcat.addServlet(ctx, "hello", new jakarta.servlet.http.HttpServlet() {
+                @Override protected void doGet(jakarta.servlet.http.HttpServletRequest req, jakarta.servlet.http.HttpServletResponse resp) throws IOException {
+                    resp.getWriter().write("hello");
+                }
+            });
+            ctx.addServletMappingDecoded("/hello", "hello");
+        }
+        public void request(int n) throws Exception { get(port, "/app/hello"); }
         public void close() throws Exception { tomcat.stop(); tomcat.destroy(); }
     }
 
