@@ -74,12 +74,33 @@ impl DumpArgs {
     }
 }
 
+/// Checks that `path` can be written, before any analysis: an output that cannot be written
+/// is an error at once, not after minutes of work. A file that did not exist is not left behind.
+pub fn check_writable(path: &Path) -> anyhow::Result<()> {
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
 /// Opens a dump file, with the path in the error.
 pub fn open(path: &Path) -> anyhow::Result<heap::Dump> {
     if path.is_dir() {
         anyhow::bail!("{} is a directory, not a heap dump", path.display());
     }
-    heap::Dump::open(path).with_context(|| format!("cannot read {}", path.display()))
+    // The I/O error names the path already; the context says what failed.
+    heap::Dump::open(path)
+        .map_err(|e| match e {
+            heap::Error::Io { source, .. } => anyhow::Error::new(source),
+            e => anyhow::Error::new(e),
+        })
+        .with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// Opens a dump and builds its snapshot, with progress and warnings on stderr.

@@ -206,7 +206,8 @@ fn notes(heaps: usize, uneven: bool, o: &Options) -> Vec<String> {
     let needed = o.ratio.min_phases as usize + 1;
     if heaps < needed {
         out.push(format!(
-            "{heaps} heaps: a class must grow over {} intervals after it first appears, so at least {needed} heaps are needed",
+            "{}: a class must grow over {} intervals after it first appears, so at least {needed} heaps are needed",
+            report::count(heaps as u64, "heap"),
             o.ratio.min_phases
         ));
     }

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use crate::paths::{PathRoot, PathStep};
-use crate::text::{human_bytes, thousands};
+use crate::text::{count, human_bytes, thousands};
 
 /// One heap of the series.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -239,7 +239,7 @@ impl GrowthReport {
     pub fn to_text(&self, top: usize) -> String {
         let mut o = String::new();
         let totals: Vec<String> = self.snapshots.iter().map(|s| human_bytes(s.total_bytes)).collect();
-        let _ = writeln!(o, "{} heaps, total bytes: {}", self.snapshots.len(), totals.join(" → "));
+        let _ = writeln!(o, "{}, live bytes: {}", count(self.snapshots.len() as u64, "heap"), totals.join(" → "));
         let r = &self.ranking;
         let _ = writeln!(
             o,

@@ -136,7 +136,7 @@ impl LeakReport {
     fn page(&self, served: bool) -> String {
         let mut h = String::new();
         let title = match (&self.growth, &self.heap) {
-            (Some(g), _) => format!("leakscope report: {} heaps", g.snapshots.len()),
+            (Some(g), _) => format!("leakscope report: {}", crate::text::count(g.snapshots.len() as u64, "heap")),
             (None, Some(v)) => format!("leakscope report: {}", v.source),
             (None, None) => "leakscope report".to_string(),
         };

@@ -18,6 +18,11 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// `1 heap`, `8 heaps`: a count with its noun, in the plural when it is not one.
+pub fn count(n: u64, noun: &str) -> String {
+    format!("{} {noun}{}", thousands(n), if n == 1 { "" } else { "s" })
+}
+
 /// `1536` → `1.5 KiB`.
 pub fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];

@@ -10,18 +10,21 @@ use crate::exit::Exit;
 use crate::heap_series::{self, InputKind};
 use crate::progress::Bar;
 
-/// Find the classes whose volume keeps growing across heaps of one program, the references
-/// that hold them (Cork's slice, up to the containing data structure), and the objects that
-/// hold the growth in the last heap, with their paths from GC roots and retained sizes.
+/// Find the data structures that keep growing across heaps of one program, what piles up in
+/// them, the objects that hold them in the last heap (with their share, retained size and path
+/// from a GC root), and applications loaded again and again (class-loader leaks).
 ///
 /// Give the heaps oldest first: dumps taken after each phase of a workload, or summaries
-/// saved with `leakscope summary`. Each heap is summarised as a class points-from graph
-/// (bytes per class and per referrer → referent class); the last dump is also fully indexed to
-/// find the holders. A class is a candidate when Cork's ratio ranking (Figure 5) of its kept
-/// volume (the bytes still there in every later heap) passes the rank threshold, after at
-/// least two growth phases, above its own fluctuation, and still growing over the last third
-/// of the series. `--method cork` ranks raw volumes exactly as published; `--method slope`
-/// applies Cork's slope ranking. An empty candidate list means no leak was found.
+/// saved with `leakscope summary`. Only live objects count (reachable from GC roots: heap
+/// fillers and garbage do not). First, Cork's class ranking: a class is a candidate when the
+/// ratio ranking (Figure 5) of its kept volume (the bytes still there in every later heap)
+/// passes the rank threshold, after at least two growth phases, above its own fluctuation, and
+/// still growing over the last third of the series; dumps taken at uneven times are judged per
+/// unit of time. Then each candidate's objects are followed up their reference paths to the
+/// structure they pile up in (a place matched across heaps by its path, such as
+/// `StandardManager.sessions`), whose growth is judged the same way: each growing structure is
+/// one finding. `--method cork` ranks raw volumes exactly as published; `--method slope`
+/// applies Cork's slope ranking. No finding and no candidate means no leak was found.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   leakscope growth day1.hprof day2.hprof day3.hprof day4.hprof
@@ -36,22 +39,22 @@ pub struct GrowthArgs {
     pub inputs: Vec<PathBuf>,
     #[command(flatten)]
     pub ranking: RankingArgs,
-    /// Show the first N candidates in text (all in JSON).
+    /// Show the first N findings and candidates in text (all in JSON; 0 shows all).
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub top: usize,
-    /// Also say why CLASS is or is not a candidate (repeatable).
+    /// Also say why CLASS is or is not a candidate, and why each structure was chosen (repeatable).
     #[arg(long, value_name = "CLASS")]
     pub explain: Vec<String>,
-    /// Holder objects shown per container class; 0 skips indexing the last dump.
+    /// Holder objects shown per growing structure; 0 skips indexing the last dump.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub holders: usize,
     /// Write the slices of the shown candidates as a Graphviz graph to FILE.
     #[arg(long, value_name = "FILE")]
     pub dot: Option<PathBuf>,
-    /// Exit with code 1 when there is a candidate (a leak regression test).
+    /// Exit with code 1 when there is a candidate (a leak regression test); 2 when there are too few heaps to judge.
     #[arg(long)]
     pub fail_on_growth: bool,
-    /// Print one JSON document: {"snapshots":[{"source","total_bytes",…}],"candidates":[{"class","rank","volumes","slice":{"classes","edges":[{"from","to","bytes",…}],…},"holders","allocation_sites",…}],…}.
+    /// Print one JSON document: {"snapshots":[…],"candidates":[{"class","rank","volumes","slice",…}],"findings":[{"structure","class","path","members","growing_paths","holders",…}],"loader_leaks":[…],…}.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -122,6 +125,9 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
         return finish(args, &report);
     }
     gate_can_judge(args, &opts, args.inputs.len(), "heaps")?;
+    if let Some(dot) = &args.dot {
+        dump_args::check_writable(dot)?;
+    }
     let bar = Bar::new(args.dump_args.quiet);
     let (_, mut report, last) =
         read_series(&args.inputs, &args.dump_args, &opts, &args.explain, args.holders > 0, &bar)?;
@@ -131,9 +137,18 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
         let snap = dump_args::load_snapshot(&last.path, &args.dump_args, &bar)?;
         let retention = analysis::Retention::build(&snap, &bar);
         let paths = analysis::PathFinder::new(&snap, &bar);
-        fill_holders(&mut report, &snap, Some(&last.live), &retention, &paths, args.top, args.holders);
+        fill_holders(&mut report, &snap, Some(&last.live), &retention, &paths, top(args), args.holders);
     }
     finish(args, &report)
+}
+
+/// `--top`, with 0 meaning all, as everywhere.
+fn top(args: &GrowthArgs) -> usize {
+    if args.top == 0 {
+        usize::MAX
+    } else {
+        args.top
+    }
 }
 
 /// `--fail-on-growth` with fewer heaps than a class needs to be a candidate would always
@@ -291,8 +306,8 @@ pub fn run_report(run: &agent::store::Run, opts: &growth::Options, explain: &[St
 
 fn finish(args: &GrowthArgs, report: &report::GrowthReport) -> anyhow::Result<Exit> {
     if let Some(dot) = &args.dot {
-        std::fs::write(dot, report.to_dot(args.top)).with_context(|| format!("cannot write {}", dot.display()))?;
+        std::fs::write(dot, report.to_dot(top(args))).with_context(|| format!("cannot write {}", dot.display()))?;
     }
-    dump_args::emit(args.json, report, |r| r.to_text(args.top))?;
+    dump_args::emit(args.json, report, |r| r.to_text(top(args)))?;
     Ok(if args.fail_on_growth && !report.candidates.is_empty() { Exit::CheckFailed } else { Exit::Success })
 }

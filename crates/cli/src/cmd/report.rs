@@ -189,6 +189,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
     if args.output.is_none() && !args.json {
         anyhow::bail!("say where the report goes: -o FILE.html (or --json for the model on stdout)");
     }
+    if let Some(out) = &args.output {
+        dump_args::check_writable(out)?;
+    }
     let bar = Bar::new(args.dump_args.quiet);
     let mut gathered = gather(&args.inputs, &args.view, &args.dump_args, &bar)?;
     let last = gathered.last.take();

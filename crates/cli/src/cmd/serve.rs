@@ -78,6 +78,9 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<Exit> {
             port = args.port
         );
     }
+    // Listen first: a busy port is an error before minutes of analysis, not after.
+    let server = tiny_http::Server::http((args.bind, args.port))
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e} (pick another --port)", args.bind, args.port))?;
     let bar = Bar::new(args.dump_args.quiet);
     let mut gathered = gather(&args.inputs, &args.view, &args.dump_args, &bar)?;
     let last = gathered.last.take();
@@ -85,8 +88,6 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<Exit> {
     let report = model(&args.inputs, &args.view, gathered, analyses.as_ref());
     let browse = analyses.as_ref().map(Browse::new);
     bar.finish();
-    let server = tiny_http::Server::http((args.bind, args.port))
-        .map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e} (pick another --port)", args.bind, args.port))?;
     let port = server.server_addr().to_ip().map_or(args.port, |a| a.port());
     let state = State {
         page: report.to_served_html(),

@@ -31,6 +31,9 @@ pub struct SummaryArgs {
 
 /// Runs the command.
 pub fn run(args: &SummaryArgs) -> anyhow::Result<Exit> {
+    if let Some(out) = &args.output {
+        crate::dump_args::check_writable(out)?;
+    }
     let bar = Bar::new(args.dump_args.quiet);
     let summary = heap_series::summarize_dump(&args.dump, &args.dump_args, &bar)?;
     let json = serde_json::to_string(&summary)?;

@@ -109,3 +109,35 @@ fn sigterm_to_run_ends_the_jvm_too() {
     // The JVM's own status: 143 is Java's exit on SIGTERM (128 + 15).
     assert_eq!(status.code(), Some(143), "{status:?}");
 }
+
+/// Runs leakscope with each phase's duration printed (`timing:` lines once a phase ends).
+fn timed(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_leakscope")).args(args).env("LEAKSCOPE_TIMINGS", "1").output().unwrap()
+}
+
+#[test]
+fn outputs_that_cannot_be_written_fail_before_the_analysis() {
+    // The demo dump takes a moment to analyse; an unwritable output must fail at once, with
+    // the output's path, and nothing is left behind.
+    for args in [
+        vec!["report", DEMO, "-o", "/nonexistent/dir/x.html"],
+        vec!["summary", DEMO, "-o", "/nonexistent/dir/x.json"],
+        vec!["growth", DEMO, DEMO, DEMO, "--dot", "/nonexistent/dir/x.dot"],
+    ] {
+        let out = timed(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("cannot write /nonexistent/dir/"), "{args:?}: {err}");
+        assert!(!err.contains("timing:"), "the analysis ran first: {err}");
+    }
+    // A busy port is refused before the dumps are read.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let out = timed(&["serve", DEMO, "--port", &port]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot listen") && !err.contains("timing:"), "{err}");
+    // A missing dump names its path once.
+    let err = String::from_utf8_lossy(&leakscope(&["histogram", "nope.hprof"]).stderr).into_owned();
+    assert_eq!(err.matches("nope.hprof").count(), 1, "{err}");
+}
