@@ -4,6 +4,10 @@
 # summary stage should run at histogram speed).
 #
 #   benches/growth-series.sh [DIR]
+#   BASELINE=/path/to/older/leakscope benches/growth-series.sh [DIR]
+#
+# With BASELINE, `growth` of the eight dumps is also run with that binary (say, a build of an
+# earlier commit), alternated with this one, and the ratios are printed.
 #
 # Without DIR's dumps, writes them with benches/java/GrowSeries.java (needs a JDK and about
 # 4 GB of disk). Needs /usr/bin/time.
@@ -61,4 +65,13 @@ read -r gt gm < <(measure "$ls" growth -q "$dir"/series-*.hprof)
 printf "  growth: %.2f s, peak %d MB\n" "$gt" $((gm / 1024))
 read -r gt gm < <(measure "$ls" growth -q --holders 0 "$dir"/series-*.hprof)
 printf "  growth --holders 0: %.2f s, peak %d MB\n" "$gt" $((gm / 1024))
+if [ -n "${BASELINE:-}" ]; then
+  echo "growth of the eight dumps, this build vs BASELINE=$BASELINE, alternated, two rounds:"
+  for round in 1 2; do
+    read -r bt bm < <(measure "$BASELINE" growth -q "$dir"/series-*.hprof)
+    read -r nt nm < <(measure "$ls" growth -q "$dir"/series-*.hprof)
+    printf "  round %d: baseline %.2f s %d MB, this %.2f s %d MB: time ×%.2f, memory ×%.2f\n" \
+      "$round" "$bt" $((bm / 1024)) "$nt" $((nm / 1024)) "$(echo "$nt / $bt" | bc -l)" "$(echo "$nm / $bm" | bc -l)"
+  done
+fi
 "$ls" growth -q "$dir"/series-*.hprof | head -n 30

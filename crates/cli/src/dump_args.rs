@@ -37,6 +37,10 @@ pub struct DumpArgs {
     /// Force -XX:ObjectAlignmentInBytes (8, 16, 32, ...).
     #[arg(long, value_name = "BYTES", value_parser = parse_align, help_heading = "Object layout (inferred unless set)")]
     pub object_alignment: Option<u32>,
+    /// Where a gzip-compressed dump is unpacked while it is read (it needs its unpacked size
+    /// there) [default: TMPDIR, else /tmp].
+    #[arg(long, value_name = "DIR")]
+    pub tmp_dir: Option<std::path::PathBuf>,
     /// No progress bar and no warnings on stderr (errors are still printed).
     #[arg(long, short)]
     pub quiet: bool,
@@ -89,13 +93,13 @@ pub fn check_writable(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Opens a dump file, with the path in the error.
-pub fn open(path: &Path) -> anyhow::Result<heap::Dump> {
+/// Opens a dump file (unpacking a gzip one into `--tmp-dir`), with the path in the error.
+pub fn open(path: &Path, args: &DumpArgs) -> anyhow::Result<heap::Dump> {
     if path.is_dir() {
         anyhow::bail!("{} is a directory, not a heap dump", path.display());
     }
     // The I/O error names the path already; the context says what failed.
-    heap::Dump::open(path)
+    heap::Dump::open_in(path, args.tmp_dir.as_deref())
         .map_err(|e| match e {
             heap::Error::Io { source, .. } => anyhow::Error::new(source),
             e => anyhow::Error::new(e),
@@ -105,7 +109,7 @@ pub fn open(path: &Path) -> anyhow::Result<heap::Dump> {
 
 /// Opens a dump and builds its snapshot, with progress and warnings on stderr.
 pub fn load_snapshot(path: &Path, args: &DumpArgs, bar: &crate::progress::Bar) -> anyhow::Result<heap::Snapshot> {
-    let dump = open(path)?;
+    let dump = open(path, args)?;
     let snap = heap::Snapshot::build(dump, &args.read_options(), bar)
         .with_context(|| format!("cannot read {}", path.display()))?;
     args.print_warnings(&snap.census.warnings);

@@ -1,7 +1,6 @@
 //! Inputs of the commands that compare heaps: heap dumps, or summaries saved by
 //! `leakscope summary` (a few KB instead of a dump's GB), told apart by their first bytes.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -25,10 +24,8 @@ pub fn kind(path: &Path) -> anyhow::Result<InputKind> {
     if path.is_dir() {
         anyhow::bail!("{} is a directory, not a heap dump or summary", path.display());
     }
-    let mut head = [0u8; 16];
-    let mut f = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let n = f.read(&mut head).with_context(|| format!("cannot read {}", path.display()))?;
-    let head = &head[..n];
+    let head = heap::Dump::head(path, 16).with_context(|| format!("cannot read {}", path.display()))?;
+    let head = &head[..];
     if head.starts_with(b"JAVA PROFILE") {
         Ok(InputKind::Dump)
     } else if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
@@ -75,7 +72,7 @@ pub fn summarize_dump_with(
     bar: &Bar,
     keep: bool,
 ) -> anyhow::Result<(growth::HeapSummary, Option<heap::Live>)> {
-    let dump = dump_args::open(path)?;
+    let dump = dump_args::open(path, args)?;
     let opts = args.read_options();
     let graph = if keep {
         heap::ClassGraph::build_keeping(&dump, &opts, bar)

@@ -1,5 +1,9 @@
-//! The bytes of a dump: memory-mapped from a file, or owned (tests, fuzzing).
+//! The bytes of a dump: memory-mapped from a file, or owned (tests, fuzzing). A gzip dump
+//! (`jcmd PID GC.heap_dump -gz=1`, or a dump compressed to be moved) is unpacked into an
+//! unlinked temporary file first, and that file is mapped: the rest of leakscope reads one
+//! mapped HPROF file either way.
 
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -23,12 +27,67 @@ impl std::fmt::Debug for Dump {
     }
 }
 
+/// gzip's magic number.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Unpacks a gzip stream (all its members) into an unlinked temporary file in `tmp`. A stream
+/// cut short keeps what was unpacked: the HPROF reader then reports the dump as truncated.
+fn unpack(file: std::fs::File, tmp: Option<&Path>) -> std::io::Result<std::fs::File> {
+    let dir = tmp.map_or_else(std::env::temp_dir, Path::to_path_buf);
+    let mut out = tempfile::tempfile_in(&dir)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot unpack into {}: {e}", dir.display())))?;
+    let mut gz = flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 20, file));
+    match std::io::copy(&mut gz, &mut out) {
+        Ok(_) => {}
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::InvalidInput) => {}
+        Err(e) => return Err(e),
+    }
+    out.rewind()?;
+    Ok(out)
+}
+
 impl Dump {
-    /// Maps the file at `path` read-only.
-    #[allow(unsafe_code)] // the one mmap of the project; see SAFETY below
+    /// Maps the file at `path` read-only (unpacked into the temporary directory first when it
+    /// is gzip-compressed).
     pub fn open(path: &Path) -> Result<Dump, Error> {
+        Self::open_in(path, None)
+    }
+
+    /// The first `n` bytes of the file at `path` (or fewer), unpacked when it is gzip: enough to
+    /// tell what it holds without unpacking the rest.
+    pub fn head(path: &Path, n: usize) -> std::io::Result<Vec<u8>> {
+        let mut file = std::fs::File::open(path)?;
+        let mut head = Vec::with_capacity(n);
+        (&mut file).take(n as u64).read_to_end(&mut head)?;
+        if Self::is_gzip(&head) {
+            file.rewind()?;
+            head.clear();
+            let gz = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file));
+            // A corrupt stream unpacks to nothing recognisable, which callers report.
+            let _ = gz.take(n as u64).read_to_end(&mut head);
+        }
+        Ok(head)
+    }
+
+    /// Whether the first bytes of a file are gzip's magic number.
+    pub fn is_gzip(head: &[u8]) -> bool {
+        head.starts_with(&GZIP_MAGIC)
+    }
+
+    /// Maps the file at `path` read-only. A gzip-compressed file (told by its magic number,
+    /// not its name; multi-member, as HotSpot writes it) is first unpacked into an unlinked
+    /// temporary file in `tmp` (default: `TMPDIR`, else `/tmp`), which costs the unpacked size
+    /// there while the dump is open and nothing once it is closed.
+    #[allow(unsafe_code)] // the one mmap of the project; see SAFETY below
+    pub fn open_in(path: &Path, tmp: Option<&Path>) -> Result<Dump, Error> {
         let io = |source| Error::Io { path: path.to_owned(), source };
-        let file = std::fs::File::open(path).map_err(io)?;
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let mut head = [0u8; 2];
+        let n = file.read(&mut head).map_err(io)?;
+        file.rewind().map_err(io)?;
+        if Self::is_gzip(&head[..n]) {
+            file = unpack(file, tmp).map_err(io)?;
+        }
         let len = file.metadata().map_err(io)?.len();
         let bytes = if len == 0 {
             Bytes::Owned(Vec::new())

@@ -49,7 +49,7 @@ pub enum By {
 
 /// Runs the command.
 pub fn run(args: &HistogramArgs) -> anyhow::Result<Exit> {
-    let dump = dump_args::open(&args.dump)?;
+    let dump = dump_args::open(&args.dump, &args.dump_args)?;
     let bar = Bar::new(args.dump_args.quiet);
     let census = heap::Census::build(&dump, &args.dump_args.read_options(), &bar)
         .with_context(|| format!("cannot read {}", args.dump.display()))?;

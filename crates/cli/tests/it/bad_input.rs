@@ -150,3 +150,59 @@ fn bad_usage_is_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("power of two"));
 }
+
+/// A dump from another project's test suite, in `../shared/corpus/` beside the repository.
+fn corpus(name: &str) -> Option<std::path::PathBuf> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus").join(name);
+    if !p.exists() {
+        crate::support::missing(&format!("../shared/corpus/{name}"));
+        return None;
+    }
+    Some(p)
+}
+
+/// `info --json` and `histogram --json` of a dump, without the file name.
+fn described(path: &std::path::Path) -> (serde_json::Value, serde_json::Value) {
+    let p = path.to_str().unwrap();
+    let info = leakscope(&["info", "--quiet", "--json", p]);
+    assert!(info.status.success(), "{}", String::from_utf8_lossy(&info.stderr));
+    let mut info: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+    info["file"] = serde_json::Value::Null;
+    let histogram = leakscope(&["histogram", "--quiet", "--json", "--top", "0", p]);
+    (info, serde_json::from_slice(&histogram.stdout).unwrap())
+}
+
+#[test]
+fn gzip_dumps_read_as_their_unpacked_copies() {
+    let Some(gz) = corpus("openjdk_jdk11_04_x64.hprof.gz") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // gzip's own unpacking is the oracle.
+    let plain = dir.path().join("plain.hprof");
+    let out = std::process::Command::new("gzip").arg("-dc").arg(&gz).output().expect("gzip");
+    assert!(out.status.success());
+    std::fs::write(&plain, &out.stdout).unwrap();
+    assert_eq!(out.stdout.len(), 14_080_024, "the corpus README's unpacked size");
+    let (info, histogram) = described(&plain);
+    assert_eq!(described(&gz), (info.clone(), histogram.clone()));
+    // Several gzip members, as HotSpot's -gz writes them, named without .gz: the magic decides.
+    let half = out.stdout.len() / 2;
+    let mut multi = Vec::new();
+    for (i, part) in [&out.stdout[..half], &out.stdout[half..]].into_iter().enumerate() {
+        let piece = dir.path().join(format!("part{i}"));
+        std::fs::write(&piece, part).unwrap();
+        let gzip = std::process::Command::new("gzip").arg("-c").arg(&piece).output().unwrap();
+        assert!(gzip.status.success());
+        multi.extend(gzip.stdout);
+    }
+    let members = dir.path().join("members.hprof");
+    std::fs::write(&members, &multi).unwrap();
+    assert_eq!(described(&members), (info, histogram));
+    // The growth summary reads it too, and unpacks into --tmp-dir.
+    let tmp = dir.path().join("unpack");
+    std::fs::create_dir(&tmp).unwrap();
+    let s = leakscope(&["summary", "--quiet", "--tmp-dir", tmp.to_str().unwrap(), members.to_str().unwrap()]);
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    let missing = leakscope(&["summary", "--quiet", "--tmp-dir", "/nonexistent", members.to_str().unwrap()]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot unpack into /nonexistent"));
+}
