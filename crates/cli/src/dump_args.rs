@@ -37,6 +37,10 @@ pub struct DumpArgs {
     /// Force -XX:ObjectAlignmentInBytes (8, 16, 32, ...).
     #[arg(long, value_name = "BYTES", value_parser = parse_align, help_heading = "Object layout (inferred unless set)")]
     pub object_alignment: Option<u32>,
+    /// Which heap dump to read when the file holds several (the old hprof agent appends one per
+    /// request), counted from 1, oldest first [default: the last]; `info` lists them.
+    #[arg(long = "dump", id = "dump_number", value_name = "N")]
+    pub dump_number: Option<usize>,
     /// Where a gzip-compressed dump is unpacked while it is read (it needs its unpacked size
     /// there) [default: TMPDIR, else /tmp].
     #[arg(long, value_name = "DIR")]
@@ -65,6 +69,7 @@ impl DumpArgs {
                 compact_headers: Switch::get(self.compact_headers),
                 align: self.object_alignment,
             },
+            dump: self.dump_number,
         }
     }
 

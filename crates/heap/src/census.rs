@@ -43,13 +43,16 @@ pub struct Census {
 pub struct ReadOptions {
     /// Layout parameters the user fixed; the rest are inferred.
     pub layout: LayoutSpec,
+    /// Which heap dump of a file that holds several (1 = the oldest); the last by default.
+    pub dump: Option<usize>,
 }
 
 impl Census {
     /// Counts every object of `dump` by class.
     pub fn build(dump: &Dump, opts: &ReadOptions, progress: &dyn Progress) -> Result<Census, Error> {
         let data = dump.data();
-        let ix = DumpIndex::build(data)?;
+        let mut ix = DumpIndex::build(data)?;
+        ix.select(opts.dump)?;
         let scan = Scan::run(dump, &ix, Keep::Nothing, progress);
         Ok(Census::from_scan(&ix, scan, opts, data.len() as u64)?.0)
     }

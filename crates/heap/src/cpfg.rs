@@ -108,7 +108,8 @@ impl ClassGraph {
 
     fn build_with(dump: &Dump, opts: &ReadOptions, progress: &dyn Progress, keep: bool) -> Result<ClassGraph, Error> {
         let data = dump.data();
-        let ix = DumpIndex::build(data)?;
+        let mut ix = DumpIndex::build(data)?;
+        ix.select(opts.dump)?;
         let scan = Scan::run(dump, &ix, Keep::Kinds, progress);
         let (mut census, scan) = Census::from_scan(&ix, scan, opts, data.len() as u64)?;
         let sizes = Sizes::new(&census);

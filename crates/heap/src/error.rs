@@ -23,6 +23,14 @@ pub enum Error {
         /// End of the records read.
         offset: u64,
     },
+    /// `--dump N` names no dump of the file.
+    #[error("there is no heap dump {asked}: the file holds {dumps} (count from 1)")]
+    NoSuchDump {
+        /// The dump asked for.
+        asked: usize,
+        /// How many the file holds.
+        dumps: usize,
+    },
     /// More objects than the live trace of a summary indexes (32-bit object numbers).
     #[error("{objects} objects: the growth summary traces at most 4,294,967,294 objects per heap")]
     TooManyObjects {
@@ -51,7 +59,7 @@ impl Error {
     /// The byte offset the error points at, when it has one.
     pub fn offset(&self) -> Option<u64> {
         match self {
-            Error::Io { .. } | Error::TooManyObjects { .. } => None,
+            Error::Io { .. } | Error::TooManyObjects { .. } | Error::NoSuchDump { .. } => None,
             Error::Format(e) => Some(e.offset()),
             Error::NoHeapDump { offset } => Some(*offset),
             Error::MostlyUnreadable { first, .. } | Error::NothingReadable { first } => Some(first.offset()),

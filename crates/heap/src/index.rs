@@ -32,8 +32,13 @@ pub struct DumpIndex<'a> {
     pub frames: FxHashMap<u64, StackFrame>,
     /// Stack trace serial → frame ids, innermost first.
     pub traces: FxHashMap<u32, Vec<u64>>,
-    /// Heap dump bodies in file order.
+    /// Heap dump bodies in file order (after [`DumpIndex::select`], the chosen dump's only).
     pub segments: Vec<Segment>,
+    /// The heap dumps the file holds, as ranges of `segments` (a HEAP DUMP record, or HEAP DUMP
+    /// SEGMENTs up to HEAP DUMP END), oldest first.
+    pub dumps: Vec<std::ops::Range<usize>>,
+    /// When each dump began: microseconds after the header's timestamp.
+    pub dump_times: Vec<u32>,
     /// Problems met.
     pub warnings: Warnings,
     /// Bytes that could not be read (a truncated tail's missing part is not counted: it is absent).
@@ -56,6 +61,8 @@ impl<'a> DumpIndex<'a> {
             frames: FxHashMap::default(),
             traces: FxHashMap::default(),
             segments: Vec::new(),
+            dumps: Vec::new(),
+            dump_times: Vec::new(),
             warnings: Warnings::default(),
             unread_bytes: 0,
             first_error: None,
@@ -84,7 +91,7 @@ impl<'a> DumpIndex<'a> {
                 ix.first_error.get_or_insert(e);
             }
             match raw.parse(header.id_size) {
-                Ok(rec) => ix.add(rec, raw.tag, raw.offset),
+                Ok(rec) => ix.add(rec, raw.tag, raw.offset, raw.time_delta),
                 Err(e) => {
                     ix.unread_bytes += raw.body.len() as u64;
                     ix.first_error.get_or_insert(e.clone());
@@ -114,7 +121,7 @@ impl<'a> DumpIndex<'a> {
         self.first_error.get_or_insert(e);
     }
 
-    fn add(&mut self, rec: Record<'a>, tag: u8, offset: u64) {
+    fn add(&mut self, rec: Record<'a>, tag: u8, offset: u64, time_delta: u32) {
         match rec {
             Record::Utf8 { id, text } => {
                 self.strings.insert(id, text);
@@ -130,8 +137,18 @@ impl<'a> DumpIndex<'a> {
                 self.traces.insert(head.serial, frames.iter().collect());
             }
             Record::HeapDump { body, offset } => {
+                let segment = tag == hprof::tag::HEAP_DUMP_SEGMENT;
+                let i = self.segments.len();
+                match self.dumps.last_mut() {
+                    // A segment continues the open segmented dump.
+                    Some(d) if segment && self.open_segments => d.end = i + 1,
+                    _ => {
+                        self.dumps.push(i..i + 1);
+                        self.dump_times.push(time_delta);
+                    }
+                }
                 self.segments.push(Segment { offset, len: body.len() });
-                self.open_segments |= tag == hprof::tag::HEAP_DUMP_SEGMENT;
+                self.open_segments = segment;
             }
             Record::HeapDumpEnd => self.open_segments = false,
             Record::Other(t) => {
@@ -140,6 +157,36 @@ impl<'a> DumpIndex<'a> {
                 }
             }
         }
+    }
+
+    /// Where each heap dump of the file starts (its first record's offset) and when it began
+    /// (milliseconds since the Unix epoch, from the header's timestamp and the record's delay).
+    pub fn dump_starts(&self) -> Vec<(u64, u64)> {
+        self.dumps
+            .iter()
+            .zip(&self.dump_times)
+            .map(|(d, &t)| (self.segments[d.start].offset, self.header.timestamp_ms + u64::from(t) / 1000))
+            .collect()
+    }
+
+    /// Keeps only the segments of heap dump `which` (1 = the oldest; `None`: the last, the
+    /// newest) of a file that holds several, and says so in a warning.
+    pub fn select(&mut self, which: Option<usize>) -> Result<(), Error> {
+        let n = self.dumps.len();
+        let k = which.unwrap_or(n);
+        if k == 0 || k > n {
+            return Err(Error::NoSuchDump { asked: k, dumps: n });
+        }
+        if n > 1 {
+            let range = self.dumps[k - 1].clone();
+            let offset = self.segments[range.start].offset;
+            self.segments = self.segments[range].to_vec();
+            let how = if which.is_none() { "the last, the newest; --dump N reads another" } else { "as asked" };
+            self.warnings.add(WarningKind::SeveralDumps, n as u64, None, || {
+                format!("reading dump {k} of {n}, at offset {offset}, {how}")
+            });
+        }
+        Ok(())
     }
 
     /// The string with id `id`, if the dump has it.

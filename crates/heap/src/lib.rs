@@ -43,3 +43,9 @@ pub use loaders::{loader_groups, LoaderGroup};
 pub use snapshot::{Edge, EdgeLabel, Frame, ObjIdx, Root, RootDetail, Snapshot, Thread};
 pub use source::Dump;
 pub use warnings::{Warning, WarningKind, Warnings};
+
+/// The heap dumps a file holds (the old hprof agent appends one per request): each one's
+/// offset and start time (ms since the Unix epoch), oldest first.
+pub fn dumps_in(dump: &Dump) -> Result<Vec<(u64, u64)>, Error> {
+    Ok(index::DumpIndex::build(dump.data())?.dump_starts())
+}

@@ -151,7 +151,8 @@ impl Snapshot {
     /// Reads `dump` into a snapshot.
     pub fn build(dump: Dump, opts: &ReadOptions, progress: &dyn Progress) -> Result<Snapshot, Error> {
         let data = dump.data();
-        let ix = DumpIndex::build(data)?;
+        let mut ix = DumpIndex::build(data)?;
+        ix.select(opts.dump)?;
         let scan = Scan::run(&dump, &ix, Keep::Offsets, progress);
         let (mut census, mut scan) = Census::from_scan(&ix, scan, opts, data.len() as u64)?;
         let (addrs, offsets) = sort_objects(&mut census, std::mem::take(&mut scan.objects));

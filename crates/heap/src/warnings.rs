@@ -24,6 +24,8 @@ pub enum WarningKind {
     UnknownClass,
     /// A class whose superclass chain loops.
     SuperclassCycle,
+    /// The file holds several heap dumps (the old hprof agent appends one per request); one is read.
+    SeveralDumps,
 }
 
 /// One kind of warning: how many times it happened, and where first.
@@ -67,6 +69,7 @@ impl fmt::Display for Warning {
             WarningKind::SuperclassCycle => {
                 ("class's superclass chain loops (chain cut)", "classes' superclass chains loop (chains cut)")
             }
+            WarningKind::SeveralDumps => ("heap dump in the file", "heap dumps in the file"),
         };
         match (self.count, many) {
             (_, "") => write!(f, "{one}")?,

@@ -16,6 +16,21 @@ pub struct RootCount {
     pub count: u64,
 }
 
+/// One of several heap dumps in a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DumpEntry {
+    /// Its number for `--dump N`, from 1, oldest first.
+    pub index: usize,
+    /// Offset of its first record.
+    pub offset: u64,
+    /// When it began, in ms since the epoch.
+    pub timestamp_ms: u64,
+    /// Objects in it, as `histogram --dump N` counts them.
+    pub objects: u64,
+    /// Their shallow bytes.
+    pub shallow_bytes: u64,
+}
+
 /// A summary of one dump.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DumpInfo {
@@ -53,6 +68,9 @@ pub struct DumpInfo {
     pub snapshot_bytes: u64,
     /// Warnings, one line each (text output prints them on stderr instead).
     pub warnings: Vec<String>,
+    /// The heap dumps in the file when it holds several (this summary describes one of them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dumps: Vec<DumpEntry>,
 }
 
 impl DumpInfo {
@@ -61,6 +79,18 @@ impl DumpInfo {
         let mut o = String::new();
         let per = |b: u64| if self.objects == 0 { 0.0 } else { b as f64 / self.objects as f64 };
         let _ = writeln!(o, "file        {}", self.file);
+        for d in &self.dumps {
+            let _ = writeln!(
+                o,
+                "dump {:<6} at offset {}, begun at {} ms: {} objects, {} (--dump {})",
+                d.index,
+                thousands(d.offset),
+                d.timestamp_ms,
+                thousands(d.objects),
+                human_bytes(d.shallow_bytes),
+                d.index
+            );
+        }
         let _ = writeln!(o, "format      {}, {}-byte ids, layout: {}", self.format, self.id_size, self.layout);
         let _ = writeln!(
             o,

@@ -32,7 +32,7 @@ pub use growth::{
 };
 pub use histogram::{Histogram, HistogramRow, HistogramText};
 pub use html::{esc, ClassCurve, DomNode, HeapView, LeakReport};
-pub use info::{DumpInfo, RootCount};
+pub use info::{DumpEntry, DumpInfo, RootCount};
 pub use paths::{PathEntry, PathRoot, PathStep, PathsReport};
 pub use retention::{DominatorReport, DominatorRow, GroupTotals, RetainedReport, SelectedGroup, WEAK_NOTE};
 pub use roots::{FrameRow, RootBytes, RootKindRow, RootsReport, StaticRow, ThreadRow};

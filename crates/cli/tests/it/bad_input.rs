@@ -206,3 +206,32 @@ fn gzip_dumps_read_as_their_unpacked_copies() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot unpack into /nonexistent"));
 }
+
+#[test]
+fn two_heap_dumps_in_one_file_are_told_apart() {
+    // Written by the old -agentlib:hprof: two dumps, 3,632 then 3,665 objects (the corpus README).
+    let Some(path) = corpus("oracle_jdk7_21_hprofagent.hprof") else { return };
+    let p = path.to_str().unwrap();
+    let count = |extra: &[&str]| {
+        let info = leakscope(&[&["info", "--json", p][..], extra].concat());
+        assert!(info.status.success(), "{}", String::from_utf8_lossy(&info.stderr));
+        let err = String::from_utf8_lossy(&info.stderr).into_owned();
+        let info: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+        let h = leakscope(&[&["histogram", "--quiet", "--json", p][..], extra].concat());
+        let h: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
+        assert_eq!(info["objects"], h["total_instances"], "info and histogram describe the same dump");
+        (info, err)
+    };
+    let (last, err) = count(&[]);
+    assert_eq!(last["objects"], 3_665);
+    assert!(err.contains("2 heap dumps in the file") && err.contains("reading dump 2 of 2, at offset"), "{err}");
+    assert!(!err.contains("share an id"), "the dumps are not merged: {err}");
+    let dumps = last["dumps"].as_array().unwrap();
+    let counts: Vec<u64> = dumps.iter().map(|d| d["objects"].as_u64().unwrap()).collect();
+    assert_eq!(counts, vec![3_632, 3_665]);
+    assert!(dumps[0]["timestamp_ms"].as_u64() < dumps[1]["timestamp_ms"].as_u64());
+    assert_eq!(count(&["--dump", "1"]).0["objects"], 3_632);
+    let out = leakscope(&["histogram", "--dump", "3", p]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("there is no heap dump 3: the file holds 2"));
+}
