@@ -43,7 +43,7 @@ pub enum SelectError {
     NoClass {
         /// The name asked for.
         name: String,
-        /// Classes with the same simple name.
+        /// Classes with the same simple name, or else whose names contain it (ignoring case).
         similar: Vec<String>,
     },
     /// No object at that address.
@@ -126,7 +126,13 @@ impl Selector {
             }
             Selector::Id(addr) => s.find(*addr).map(|o| vec![o]).ok_or(SelectError::NoObject(*addr)),
             Selector::Static { class, field } => select_static(s, class, field),
-            Selector::Rule(parts) => Ok(select_rule(s, parts)),
+            Selector::Rule(parts) => {
+                // A rule naming no class of the heap selects nothing: say so, as for class:.
+                if let Some(p) = parts.iter().find(|p| !s.classes().iter().any(|(_, c)| matches(p, &c.name))) {
+                    return Err(SelectError::NoClass { name: p.clone(), similar: near(s, p) });
+                }
+                Ok(select_rule(s, parts))
+            }
         }
     }
 }
@@ -153,7 +159,29 @@ fn classes_named(s: &Snapshot, name: &str) -> Result<Vec<ClassIdx>, SelectError>
         s.classes().iter().filter(|(_, c)| matches(simple, &c.name)).map(|(_, c)| c.name.clone()).collect();
     similar.sort();
     similar.dedup();
+    // A short name that names one class (`StandardSession`), as `rule:` accepts it.
+    if let [only] = &similar[..] {
+        return Ok(s.classes().find_all(only).collect());
+    }
+    if similar.is_empty() {
+        similar = near(s, simple);
+    }
     Err(SelectError::NoClass { name: name.to_owned(), similar })
+}
+
+/// Class names that contain `name`, ignoring case: suggestions for a name that matches none.
+fn near(s: &Snapshot, name: &str) -> Vec<String> {
+    let lower = name.to_lowercase();
+    let mut out: Vec<String> = s
+        .classes()
+        .iter()
+        .filter(|(_, c)| c.name.to_lowercase().contains(&lower))
+        .map(|(_, c)| c.name.clone())
+        .collect();
+    out.sort();
+    out.dedup();
+    out.truncate(8);
+    out
 }
 
 use heap::names::rule_element_matches as matches;

@@ -1,5 +1,6 @@
 //! Inputs of the commands that compare heaps: heap dumps, or summaries saved by
-//! `leakscope summary` (a few KB instead of a dump's GB), told apart by their first bytes.
+//! `leakscope summary` (about a megabyte instead of a dump's gigabytes), told apart by their first bytes
+//! (gzip dumps by what they unpack to).
 
 use std::path::{Path, PathBuf};
 

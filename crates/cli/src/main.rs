@@ -71,7 +71,7 @@ enum Command {
     ApiJar(cmd::api_jar::ApiJarArgs),
     /// Per-class and per-reference changes between two heaps.
     Diff(cmd::diff::DiffArgs),
-    /// Save a heap's class points-from graph (a few KB) to compare heaps without keeping dumps.
+    /// Save a heap's class points-from graph and path tree (about 1 MB) to compare heaps without keeping dumps.
     Summary(cmd::summary::SummaryArgs),
     /// Start a Java program with the leakscope agent, recording its run to a run store.
     Run(cmd::run::RunArgs),

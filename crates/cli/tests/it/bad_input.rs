@@ -235,3 +235,23 @@ fn two_heap_dumps_in_one_file_are_told_apart() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("there is no heap dump 3: the file holds 2"));
 }
+
+#[test]
+fn selectors_take_short_names_and_refuse_unknown_classes_with_suggestions() {
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/demo-jdk17.hprof");
+    // class: takes a short name that names one class, as rule: does.
+    let short = leakscope(&["paths", "--quiet", "--json", demo, "--select", "class:Session"]);
+    let full = leakscope(&["paths", "--quiet", "--json", demo, "--select", "class:SessionLeak$Session"]);
+    assert!(short.status.success(), "{}", String::from_utf8_lossy(&short.stderr));
+    let (short, full): (serde_json::Value, serde_json::Value) =
+        (serde_json::from_slice(&short.stdout).unwrap(), serde_json::from_slice(&full.stdout).unwrap());
+    assert_eq!(short["selected"], 3_000);
+    assert_eq!(short["paths"], full["paths"]);
+    // A rule naming a class the heap lacks is an error, not an empty answer.
+    let out = leakscope(&["paths", "--quiet", demo, "--select", "rule:Registy>Session"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no class Registy in the dump"));
+    let out = leakscope(&["paths", "--quiet", demo, "--select", "class:sessionregistry"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean SessionLeak$SessionRegistry"));
+}
