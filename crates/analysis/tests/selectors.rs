@@ -65,11 +65,18 @@ fn class_id_and_static_selectors() {
     assert_eq!(select(&s, &format!("id:0x{:x}", x.0)), vec![x.0]);
     assert_eq!(select(&s, "static:com.example.Cache.INSTANCE"), vec![x.0]);
 
+    // A short name that names one class selects it, as rule: elements do.
+    assert_eq!(select(&s, "class:Base"), vec![b.0]);
     let err = |sel: &str| sel.parse::<Selector>().unwrap().select(&s).unwrap_err();
-    assert!(
-        matches!(err("class:Base"), SelectError::NoClass { ref similar, .. } if similar == &["com.example.Base".to_string()])
-    );
-    assert!(err("class:Base").to_string().contains("did you mean com.example.Base"));
+    // One that names two is ambiguous: both are suggested.
+    let mut h2 = HeapBuilder::new();
+    let (a1, a2) = (h2.class("com.example.Base", None, &[]), h2.class("org.other.Base", None, &[]));
+    let _ = (h2.instance(a1), h2.instance(a2));
+    let s2 = snapshot(&h2);
+    let e = "class:Base".parse::<Selector>().unwrap().select(&s2).unwrap_err();
+    assert!(matches!(e, SelectError::NoClass { ref similar, .. } if similar.len() == 2), "{e}");
+    assert!(e.to_string().contains("did you mean com.example.Base, org.other.Base"), "{e}");
+    assert!(err("class:base").to_string().contains("did you mean com.example.Base"));
     assert!(matches!(err("id:0x1"), SelectError::NoObject(1)));
     assert!(err("static:com.example.Cache.MISSING").to_string().contains("did you mean INSTANCE"));
 }
