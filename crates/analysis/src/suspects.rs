@@ -36,9 +36,11 @@ pub fn suspects(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, threshold: 
             out.push(describe(s, r, paths, &tree, o, live, None));
         }
     }
-    // Many top-level objects of one class that together retain enough.
+    // Many top-level objects of one class that together retain enough. Class mirrors are not
+    // instances of one class in any useful sense: each class's statics are a structure of
+    // their own (named by the class above when they retain enough), so they are not lumped.
     let mut by_class: HashMap<ClassIdx, (u64, u64, ObjIdx)> = HashMap::new();
-    for &o in &top {
+    for &o in top.iter().filter(|&&o| s.mirror_class(o).is_none()) {
         let e = by_class.entry(s.class_of(o)).or_insert((0, 0, o));
         (e.0, e.1) = (e.0 + 1, e.1 + r.retained_bytes(o));
         if r.retained_bytes(o) > r.retained_bytes(e.2) {

@@ -255,3 +255,17 @@ fn selectors_take_short_names_and_refuse_unknown_classes_with_suggestions() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean SessionLeak$SessionRegistry"));
 }
+
+#[test]
+fn class_statics_are_not_lumped_into_one_java_lang_class_suspect() {
+    // On this MAT test dump, 1,854 classes' statics together passed the threshold and made
+    // "1,854 instances of java.lang.Class" a suspect whose contents were one class's statics.
+    let Some(gz) = corpus("openjdk_jdk11_04_x64.hprof.gz") else { return };
+    let out = leakscope(&["suspects", "--quiet", "--json", gz.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let titles: Vec<&str> =
+        report["suspects"].as_array().unwrap().iter().map(|s| s["title"].as_str().unwrap()).collect();
+    assert!(!titles.is_empty(), "the dump's own suspect remains");
+    assert!(titles.iter().all(|t| !t.contains("java.lang.Class")), "{titles:?}");
+}
