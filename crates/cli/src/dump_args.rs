@@ -121,6 +121,15 @@ pub fn load_snapshot(path: &Path, args: &DumpArgs, bar: &crate::progress::Bar) -
     Ok(snap)
 }
 
+/// A `--top N` count, where 0 means all, as in every command.
+pub fn top_n(n: usize) -> usize {
+    if n == 0 {
+        usize::MAX
+    } else {
+        n
+    }
+}
+
 /// Parses an object id given as `0x7f3a10` (or plain hex).
 pub fn parse_id(s: &str) -> Result<u64, String> {
     let hex = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);

@@ -21,7 +21,7 @@ pub struct DiffArgs {
     pub old: PathBuf,
     /// The newer heap.
     pub new: PathBuf,
-    /// Show the N biggest class and edge changes in text (all in JSON).
+    /// Show the N biggest class and edge changes in text (all in JSON; 0 means all).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
     /// Print one JSON document: {"old","new","classes":[{"class","old_instances","new_instances","old_bytes","new_bytes","delta_bytes","delta_instances"}],"edges":[{"from","to","old_bytes","new_bytes","delta_bytes"}]}.
@@ -40,5 +40,5 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<Exit> {
     let new = heap_series::summary_of(&args.new, &args.dump_args, &bar)?;
     heap_series::warn_if_unordered(&[old.clone(), new.clone()], args.dump_args.quiet);
     let report = growth::diff(&old, &new);
-    dump_args::emit(args.json, &report, |r| r.to_text(args.top))
+    dump_args::emit(args.json, &report, |r| r.to_text(dump_args::top_n(args.top)))
 }

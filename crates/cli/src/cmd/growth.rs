@@ -137,18 +137,17 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
         let snap = dump_args::load_snapshot(&last.path, &args.dump_args, &bar)?;
         let retention = analysis::Retention::build(&snap, &bar);
         let paths = analysis::PathFinder::new(&snap, &bar);
-        fill_holders(&mut report, &snap, Some(&last.live), &retention, &paths, top(args), args.holders);
+        fill_holders(
+            &mut report,
+            &snap,
+            Some(&last.live),
+            &retention,
+            &paths,
+            dump_args::top_n(args.top),
+            args.holders,
+        );
     }
     finish(args, &report)
-}
-
-/// `--top`, with 0 meaning all, as everywhere.
-fn top(args: &GrowthArgs) -> usize {
-    if args.top == 0 {
-        usize::MAX
-    } else {
-        args.top
-    }
 }
 
 /// `--fail-on-growth` with fewer heaps than a class needs to be a candidate would always
@@ -306,8 +305,9 @@ pub fn run_report(run: &agent::store::Run, opts: &growth::Options, explain: &[St
 
 fn finish(args: &GrowthArgs, report: &report::GrowthReport) -> anyhow::Result<Exit> {
     if let Some(dot) = &args.dot {
-        std::fs::write(dot, report.to_dot(top(args))).with_context(|| format!("cannot write {}", dot.display()))?;
+        std::fs::write(dot, report.to_dot(dump_args::top_n(args.top)))
+            .with_context(|| format!("cannot write {}", dot.display()))?;
     }
-    dump_args::emit(args.json, report, |r| r.to_text(top(args)))?;
+    dump_args::emit(args.json, report, |r| r.to_text(dump_args::top_n(args.top)))?;
     Ok(if args.fail_on_growth && !report.candidates.is_empty() { Exit::CheckFailed } else { Exit::Success })
 }

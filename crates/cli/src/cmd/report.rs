@@ -47,7 +47,7 @@ pub struct ReportArgs {
 pub struct ViewArgs {
     #[command(flatten)]
     pub ranking: RankingArgs,
-    /// Candidates whose holders are searched in the last dump.
+    /// Growing structures whose holders are searched in the last dump (0 means all).
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub top: usize,
     /// Holder objects shown per container class.
@@ -152,7 +152,7 @@ impl<'s> Analyses<'s> {
     ) -> report::HeapView {
         let (snap, retention) = (self.snap, &self.retention);
         if let Some(g) = growth {
-            fill_holders(g, snap, live, retention, &self.paths, view.top, view.holders);
+            fill_holders(g, snap, live, retention, &self.paths, dump_args::top_n(view.top), view.holders);
         }
         let mut histogram = analysis::histogram(&snap.census, analysis::GroupBy::Class);
         if view.histogram_rows > 0 {

@@ -23,7 +23,7 @@ use crate::exit::Exit;
 pub struct TopArgs {
     /// Process id of a JVM with the agent, or a run store (RUN.db).
     pub target: String,
-    /// Classes shown.
+    /// Classes shown (0 means all).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
     /// Time between refreshes (2s, 500ms).
@@ -138,7 +138,7 @@ pub fn run(args: &TopArgs) -> anyhow::Result<Exit> {
         if tty && !args.once {
             write!(out, "\x1b[H\x1b[2J")?;
         }
-        write!(out, "{}", v.to_text(args.top))?;
+        write!(out, "{}", v.to_text(crate::dump_args::top_n(args.top)))?;
         out.flush()?;
         if args.once || v.status != "running" {
             return Ok(Exit::Success);
