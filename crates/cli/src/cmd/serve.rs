@@ -75,7 +75,8 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<Exit> {
              (ssh -L {port}:127.0.0.1:{port} HOST), or add --expose-heap-to-network if you mean it",
             args.bind,
             if args.view.show_values { ", string contents" } else { "" },
-            port = args.port
+            // With --port 0 the port is chosen later: the tunnel needs the one printed then.
+            port = if args.port == 0 { "PORT".to_string() } else { args.port.to_string() }
         );
     }
     // Listen first: a busy port is an error before minutes of analysis, not after.
