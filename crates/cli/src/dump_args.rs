@@ -73,11 +73,18 @@ impl DumpArgs {
         }
     }
 
-    /// Prints the warnings of a read to stderr, unless quiet.
+    /// Prints the warnings of a read to stderr, unless quiet, and keeps them for the `--json`
+    /// output ([`emit`] adds them as `warnings`, and a cut as `truncated_at`).
     pub fn print_warnings(&self, w: &heap::Warnings) {
-        if !self.quiet {
-            for item in w.items() {
+        let mut kept = READ_WARNINGS.lock().unwrap_or_else(|e| e.into_inner());
+        let kept = kept.get_or_insert_with(Default::default);
+        for item in w.items() {
+            if !self.quiet {
                 eprintln!("warning: {item}");
+            }
+            kept.0.push(item.to_string());
+            if item.kind == heap::WarningKind::Truncated {
+                kept.1 = kept.1.or(item.first_offset);
             }
         }
     }
@@ -141,10 +148,23 @@ pub fn parse_selector(s: &str) -> Result<analysis::Selector, String> {
     s.parse().map_err(|e: analysis::SelectError| e.to_string())
 }
 
-/// Prints a report on stdout: one JSON document with `--json`, else its text form.
+/// The warnings of the dumps this command read (text, and where a truncated one was cut);
+/// `None` when it read none.
+type ReadWarnings = (Vec<String>, Option<u64>);
+static READ_WARNINGS: std::sync::Mutex<Option<ReadWarnings>> = std::sync::Mutex::new(None);
+
+/// Prints a report on stdout: one JSON document with `--json`, else its text form. A command
+/// that read dumps adds their `warnings` (one line each) and `truncated_at` (the offset where
+/// a truncated dump was cut, or null) to its JSON document, whatever its shape.
 pub fn emit<R: serde::Serialize>(json: bool, report: &R, text: impl FnOnce(&R) -> String) -> anyhow::Result<Exit> {
     if json {
-        outln!("{}", serde_json::to_string(report)?)?;
+        let mut doc = serde_json::to_value(report)?;
+        let read = READ_WARNINGS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let (Some((warnings, cut)), Some(fields)) = (read, doc.as_object_mut()) {
+            fields.insert("warnings".into(), serde_json::json!(warnings));
+            fields.insert("truncated_at".into(), serde_json::json!(cut));
+        }
+        outln!("{}", serde_json::to_string(&doc)?)?;
     } else {
         out!("{}", text(report))?;
     }

@@ -70,8 +70,7 @@ pub fn run(args: &HistogramArgs) -> anyhow::Result<Exit> {
         if let Some(n) = top {
             h.truncate(n);
         }
-        outln!("{}", serde_json::to_string(&h)?)?;
-        return Ok(Exit::Success);
+        return dump_args::emit(true, &h, |_| String::new());
     }
     let name_column = match args.by {
         By::Class => "class",

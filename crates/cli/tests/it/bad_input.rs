@@ -80,6 +80,21 @@ fn truncated_tail_gives_result_and_warning() {
     let items = h.classes.iter().find(|r| r.name == "com.example.Item").unwrap().instances;
     assert!(items > 1000 && items < 2001, "{items}");
     assert!(stderr.contains("warning:") && stderr.contains("truncated") && stderr.contains("offset"), "{stderr}");
+    // Scripts see it too: the JSON says where the dump was cut, and carries the warnings.
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let cut = v["truncated_at"].as_u64().expect("truncated_at");
+    assert!(cut > 0 && cut <= cut_len(&full), "{v}");
+    assert!(v["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("truncated")));
+    // A whole dump says it is not truncated.
+    let (_, whole, _) = run(&full);
+    let v: serde_json::Value = serde_json::from_str(&whole).unwrap();
+    assert_eq!(v["truncated_at"], serde_json::Value::Null);
+    assert!(v["warnings"].is_array());
+}
+
+/// Where `truncated_tail_gives_result_and_warning` cuts `full`.
+fn cut_len(full: &[u8]) -> u64 {
+    (full.len() * 9 / 10) as u64
 }
 
 #[test]

@@ -40,6 +40,11 @@ fn check(target: &str) -> (i32, Value) {
 /// Polls `check TARGET` until `done` holds (60 s at most).
 fn check_until(target: &str, done: impl Fn(&Value) -> bool) -> (i32, Value) {
     let deadline = Instant::now() + Duration::from_secs(60);
+    // The agent creates its store before SQLite writes the file's header (at the first commit):
+    // until then the file is empty, and rightly not a run store.
+    while std::fs::metadata(target).map_or(0, |m| m.len()) < 100 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
     loop {
         let (code, v) = check(target);
         if done(&v) || Instant::now() > deadline {

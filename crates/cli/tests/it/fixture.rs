@@ -129,10 +129,20 @@ fn demo_paths_merge_into_one_shape() {
 #[test]
 fn selector_errors_are_clear() {
     let dump = fixture("demo-jdk17.hprof");
+    // A short name that names one class is taken (as rule: takes it); one that names none
+    // gets suggestions.
     let out = leakscope(&["retained", "--select", "class:Session", &dump]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = leakscope(&["retained", "--select", "class:Sesion", &dump]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no class Session") && err.contains("did you mean SessionLeak$Session"), "{err}");
+    assert!(err.contains("no class Sesion"), "{err}");
+    let out = leakscope(&["retained", "--select", "class:session", &dump]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no class session") && err.contains("did you mean") && err.contains("SessionLeak$Session"),
+        "{err}"
+    );
     let out = leakscope(&["paths", "--select", "bogus", &dump]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a selector"));
