@@ -91,27 +91,11 @@ pub fn loader_leak_details(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, 
     leak.held_by = paths.report(String::new(), &loaders, 3).paths;
     // The copies held the way most are: the stale ones (the live deployment is held by the
     // server, the leaked ones by what the application left registered outside itself).
-    let shape = |o: ObjIdx| {
-        paths.report(String::new(), &[o], 1).paths.first().map(|p| {
-            let steps: Vec<String> =
-                p.steps.iter().map(|st| format!("{}>{}", masked(st.field.as_deref()), st.class)).collect();
-            format!("{}|{}", p.root.kind, steps.join("|"))
-        })
-    };
-    let shapes: Vec<Option<String>> = loaders.iter().map(|&o| shape(o)).collect();
+    let shapes: Vec<Option<String>> = loaders.iter().map(|&o| paths.shape_of(o)).collect();
     let most = shapes.iter().max_by_key(|k| shapes.iter().filter(|x| x == k).count()).cloned().flatten();
     let stale: Vec<ObjIdx> = loaders.iter().zip(&shapes).filter(|(_, k)| **k == most).map(|(&o, _)| o).collect();
     leak.stale = stale.len() as u64;
     leak.retained_bytes = Some(retained_together(s, r, &stale));
-}
-
-/// A field name with array indices masked (`[12]` → `[]`).
-fn masked(field: Option<&str>) -> &str {
-    match field {
-        Some(f) if f.starts_with('[') => "[]",
-        Some(f) => f,
-        None => "",
-    }
 }
 
 /// Bytes that would become unreachable if every object of `group` did: what the group

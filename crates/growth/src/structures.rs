@@ -196,7 +196,7 @@ pub fn findings(
             for i in (0..t.nodes.len()).filter(|&i| t.nodes[i].class == c) {
                 let place = places.entry(t.keys[i]).or_insert_with(|| {
                     let (s, why) = structure_of(t, &counts, i);
-                    structures.entry(t.keys[s]).or_insert(Found { at: (h, s), why: why.clone() });
+                    structures.entry(t.keys[s]).or_insert(Found { at: (h, s), why });
                     Place { structure: t.keys[s], at: (h, i), volumes: vec![0; n], instances: vec![0; n] }
                 });
                 place.at = (h, i);

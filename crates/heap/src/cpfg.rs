@@ -26,7 +26,7 @@ use crate::error::Error;
 use crate::index::{DumpIndex, Segment};
 use crate::live::{self, Live, PathNode, Traced, Via, LOADER_SLOT, NONE, REFERENT_SLOT, SUPER_SLOT};
 use crate::scan::{Keep, RawKind, Scan};
-use crate::snapshot::{for_each_field_ref, for_each_ref};
+use crate::snapshot::{for_each_field_ref, for_each_ref, CHUNK};
 use crate::source::Dump;
 use crate::warnings::WarningKind;
 use crate::{EdgeLabel, RefStrength};
@@ -265,8 +265,9 @@ struct SegEdges {
 }
 
 impl EdgeCtx<'_> {
-    /// Reads the strong references of the objects in `seg`. The scan has already reported
-    /// whatever in the segment cannot be read; this pass stops at the same place.
+    /// Reads the references of the objects in `seg` (a weak referent marked as such). The
+    /// scan has already reported whatever in the segment cannot be read; this pass stops at
+    /// the same place.
     fn read_segment(&self, data: &[u8], seg: Segment) -> SegEdges {
         let classes = &self.census.classes;
         let start = seg.offset as usize;
@@ -330,9 +331,6 @@ struct StreamGraph<'a> {
     mirrors: Vec<u64>,
     refs: &'a Refs,
 }
-
-/// Objects per chunk of the parallel pass that sums references by class.
-const CHUNK: usize = 1 << 16;
 
 /// Every object's references, by rank (CSR): one lookup per object in the search, which
 /// visits objects in no order the file has.
