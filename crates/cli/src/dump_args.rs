@@ -121,11 +121,20 @@ pub fn open(path: &Path, args: &DumpArgs) -> anyhow::Result<heap::Dump> {
 
 /// Opens a dump and builds its snapshot, with progress and warnings on stderr.
 pub fn load_snapshot(path: &Path, args: &DumpArgs, bar: &crate::progress::Bar) -> anyhow::Result<heap::Snapshot> {
-    let dump = open(path, args)?;
-    let snap = heap::Snapshot::build(dump, &args.read_options(), bar)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    let snap = snapshot_of(open(path, args)?, path, args, bar)?;
     args.print_warnings(&snap.census.warnings);
     Ok(snap)
+}
+
+/// Builds the snapshot of a dump already open (and, if gzip, already unpacked), whose
+/// warnings the caller has printed or prints.
+pub fn snapshot_of(
+    dump: heap::Dump,
+    path: &Path,
+    args: &DumpArgs,
+    bar: &crate::progress::Bar,
+) -> anyhow::Result<heap::Snapshot> {
+    heap::Snapshot::build(dump, &args.read_options(), bar).with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// A `--top N` count, where 0 means all, as in every command.

@@ -65,14 +65,14 @@ pub fn summarize_dump(path: &Path, args: &DumpArgs, bar: &Bar) -> anyhow::Result
     Ok(summarize_dump_with(path, args, bar, false)?.0)
 }
 
-/// The same, and with `keep` each object's place in the path tree and search parent (for
-/// the holders of growing structures in this dump's snapshot).
+/// The same, and with `keep` the open dump (unpacked, if gzip) with each object's place in
+/// the path tree and search parent, for the holders of growing structures in its snapshot.
 pub fn summarize_dump_with(
     path: &Path,
     args: &DumpArgs,
     bar: &Bar,
     keep: bool,
-) -> anyhow::Result<(growth::HeapSummary, Option<heap::Live>)> {
+) -> anyhow::Result<(growth::HeapSummary, Option<(heap::Dump, heap::Live)>)> {
     let dump = dump_args::open(path, args)?;
     let opts = args.read_options();
     let graph = if keep {
@@ -83,7 +83,7 @@ pub fn summarize_dump_with(
     let mut graph = graph.with_context(|| format!("cannot read {}", path.display()))?;
     args.print_warnings(&graph.census.warnings);
     let summary = analysis::summarize(&graph, &path.display().to_string());
-    Ok((summary, graph.objects.take()))
+    Ok((summary, graph.objects.take().map(|live| (dump, live))))
 }
 
 /// The summary of a dump or of a saved summary file.

@@ -134,7 +134,7 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
     if let Some(last) = last.filter(|_| !report.findings.is_empty() || !report.loader_leaks.is_empty()) {
         let n = args.inputs.len();
         bar.set_prefix(&format!("{n}/{n} "));
-        let snap = dump_args::load_snapshot(&last.path, &args.dump_args, &bar)?;
+        let snap = dump_args::snapshot_of(last.dump, &last.path, &args.dump_args, &bar)?;
         let retention = analysis::Retention::build(&snap, &bar);
         let paths = analysis::PathFinder::new(&snap, &bar);
         fill_holders(
@@ -163,11 +163,13 @@ fn gate_can_judge(args: &GrowthArgs, opts: &growth::Options, heaps: usize, what:
     Ok(())
 }
 
-/// The last heap of a series when it is a dump: where it is, and each object's place in its
-/// path tree with its search parent.
+/// The last heap of a series when it is a dump: where it is, the dump open (its warnings
+/// already printed), and each object's place in its path tree with its search parent.
 pub struct LastDump {
-    /// The dump.
+    /// The dump's path.
     pub path: PathBuf,
+    /// The dump, open: its snapshot needs no second read (nor, for gzip, a second unpacking).
+    pub dump: heap::Dump,
     /// Its live objects' places and parents, numbered as its snapshot numbers them.
     pub live: heap::Live,
 }
@@ -190,9 +192,9 @@ pub fn read_series(
         bar.set_prefix(&format!("{}/{n} ", i + 1));
         let kind = heap_series::kind(path)?;
         if i + 1 == n && keep_last && kind == InputKind::Dump {
-            let (summary, live) = heap_series::summarize_dump_with(path, dump_args, bar, true)?;
+            let (summary, kept) = heap_series::summarize_dump_with(path, dump_args, bar, true)?;
             series.push(summary);
-            last = live.map(|live| LastDump { path: path.clone(), live });
+            last = kept.map(|(dump, live)| LastDump { path: path.clone(), dump, live });
         } else {
             series.push(heap_series::summary_as(path, kind, dump_args, bar)?);
         }

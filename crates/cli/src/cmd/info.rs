@@ -33,7 +33,10 @@ pub struct InfoArgs {
 /// Runs the command.
 pub fn run(args: &InfoArgs) -> anyhow::Result<Exit> {
     let bar = Bar::new(args.dump_args.quiet);
-    let snap = dump_args::load_snapshot(&args.dump, &args.dump_args, &bar)?;
+    let dump = dump_args::open(&args.dump, &args.dump_args)?;
+    let dumps = several_dumps(&dump, &args.dump_args)?;
+    let snap = dump_args::snapshot_of(dump, &args.dump, &args.dump_args, &bar)?;
+    args.dump_args.print_warnings(&snap.census.warnings);
     let r = analysis::reachability(&snap);
     let mut roots: Vec<report::RootCount> = Vec::new();
     for root in &snap.roots {
@@ -63,22 +66,21 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<Exit> {
         unreachable_bytes: r.unreachable_bytes,
         snapshot_bytes: snap.heap_bytes() as u64,
         warnings: c.warnings.items().iter().map(|w| w.to_string()).collect(),
-        dumps: several_dumps(&args.dump, &args.dump_args)?,
+        dumps,
     };
     dump_args::emit(args.json, &info, |r| r.to_text())
 }
 
 /// The heap dumps of a file that holds several, each counted as `histogram --dump N` counts it.
-fn several_dumps(path: &std::path::Path, args: &DumpArgs) -> anyhow::Result<Vec<report::DumpEntry>> {
-    let dump = dump_args::open(path, args)?;
-    let starts = heap::dumps_in(&dump)?;
+fn several_dumps(dump: &heap::Dump, args: &DumpArgs) -> anyhow::Result<Vec<report::DumpEntry>> {
+    let starts = heap::dumps_in(dump)?;
     if starts.len() < 2 {
         return Ok(Vec::new());
     }
     let mut out = Vec::with_capacity(starts.len());
     for (i, (offset, timestamp_ms)) in starts.into_iter().enumerate() {
         let opts = heap::ReadOptions { dump: Some(i + 1), ..args.read_options() };
-        let total = heap::Census::build(&dump, &opts, &graph::NoProgress)?.total();
+        let total = heap::Census::build(dump, &opts, &graph::NoProgress)?.total();
         out.push(report::DumpEntry {
             index: i + 1,
             offset,

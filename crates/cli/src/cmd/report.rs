@@ -116,7 +116,7 @@ pub fn gather(inputs: &[PathBuf], view: &ViewArgs, dump: &DumpArgs, bar: &Bar) -
         );
         return Ok(Gathered { series, growth: Some(report), last: None, last_live: None, notes });
     };
-    let snap = dump_args::load_snapshot(&last.path, dump, bar)?;
+    let snap = dump_args::snapshot_of(last.dump, &last.path, dump, bar)?;
     Ok(Gathered { series, growth: Some(report), last: Some(snap), last_live: Some(last.live), notes })
 }
 

@@ -246,6 +246,16 @@ fn two_heap_dumps_in_one_file_are_told_apart() {
     assert_eq!(counts, vec![3_632, 3_665]);
     assert!(dumps[0]["timestamp_ms"].as_u64() < dumps[1]["timestamp_ms"].as_u64());
     assert_eq!(count(&["--dump", "1"]).0["objects"], 3_632);
+    // A series reads each input once: one warning per input, though the last one is also
+    // indexed in full for the report.
+    let out = leakscope(&["report", "--quiet", "--json", p, p, p]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let several = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w.as_str().unwrap().contains("heap dumps in the file"));
+    assert_eq!(several.count(), 3, "{}", report["warnings"]);
     let out = leakscope(&["histogram", "--dump", "3", p]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("there is no heap dump 3: the file holds 2"));
