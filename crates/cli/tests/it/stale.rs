@@ -46,7 +46,7 @@ fn check(jdk: &Jdk) {
     build_agent();
     let dir = tempfile::tempdir().unwrap();
     jdk.compile("Stale", dir.path());
-    let db = record(jdk, dir.path(), "rule:Session", "12");
+    let db = record(jdk, dir.path(), "rule:Session", "20");
     let report = stale(&db, &[]);
     let paths = report["paths"].as_array().unwrap();
     assert_eq!(paths.len(), 2, "one path per holder: {report}");
