@@ -60,7 +60,12 @@ pub fn histogram(census: &Census, by: GroupBy) -> Histogram {
     classes.sort_by(|a, b| {
         (b.shallow_bytes, b.instances).cmp(&(a.shallow_bytes, a.instances)).then_with(|| a.name.cmp(&b.name))
     });
-    Histogram { classes, total_instances: total.instances, total_shallow_bytes: total.shallow_bytes }
+    Histogram {
+        classes,
+        total_instances: total.instances,
+        total_shallow_bytes: total.shallow_bytes,
+        ..Default::default()
+    }
 }
 
 fn row(name: String, t: ClassTotals) -> HistogramRow {
@@ -70,4 +75,16 @@ fn row(name: String, t: ClassTotals) -> HistogramRow {
 fn add(into: &mut ClassTotals, t: ClassTotals) {
     into.instances += t.instances;
     into.shallow_bytes += t.shallow_bytes;
+}
+
+/// Android: each heap of the dump (app, zygote, image) with its totals; empty for other dumps.
+pub fn heaps(census: &Census) -> Vec<report::HeapEntry> {
+    census
+        .heaps
+        .iter()
+        .map(|h| {
+            let t = h.total();
+            report::HeapEntry { name: h.name.clone(), instances: t.instances, shallow_bytes: t.shallow_bytes }
+        })
+        .collect()
 }

@@ -7,8 +7,8 @@ use hprof::{BasicType, Header, SubRecord, Value};
 use crate::classes::{ClassIdx, ClassKind, ClassTable};
 use crate::error::Error;
 use crate::index::DumpIndex;
-use crate::layout::{self, GapEvidence, LayoutSpec, VmLayout};
-use crate::scan::{Keep, LenCounts, RawKind, Scan};
+use crate::layout::{self, AndroidRuntime, GapEvidence, LayoutBasis, LayoutSpec, VmLayout};
+use crate::scan::{HeapId, Keep, LenCounts, RawKind, Scan};
 use crate::source::Dump;
 use crate::warnings::{WarningKind, Warnings};
 
@@ -28,6 +28,11 @@ pub struct Census {
     pub header: Header,
     /// The object layout used for sizes.
     pub layout: VmLayout,
+    /// Why that layout.
+    pub layout_basis: LayoutBasis,
+    /// Android: totals per heap (app, zygote, image), by heap id (objects written before any
+    /// heap was named first); empty for other dumps.
+    pub heaps: Vec<HeapTotals>,
     /// The classes.
     pub classes: ClassTable,
     /// Totals per class, indexed by [`ClassIdx`].
@@ -37,6 +42,27 @@ pub struct Census {
     /// Bytes of the file that could not be read.
     pub unread_bytes: u64,
 }
+
+/// One Android heap's share of a census.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeapTotals {
+    /// The name the dump gives it (`app`, `zygote`, `image`; `default` for objects written
+    /// before any heap was named).
+    pub name: String,
+    /// Totals per class, indexed by [`ClassIdx`].
+    pub totals: Vec<ClassTotals>,
+}
+
+impl HeapTotals {
+    /// Totals over all classes.
+    pub fn total(&self) -> ClassTotals {
+        sum(&self.totals)
+    }
+}
+
+/// The static fields by which Android points a class at its overhead pseudo-array.
+const OVERHEAD_STATICS: [(&str, AndroidRuntime); 2] =
+    [("$staticOverhead", AndroidRuntime::Dalvik), ("$classOverhead", AndroidRuntime::Art)];
 
 /// Options for reading a dump.
 #[derive(Debug, Clone, Copy, Default)]
@@ -79,12 +105,36 @@ impl Census {
             }
         }
         let mut classes = ClassTable::build(ix, std::mem::take(&mut scan.classes), &mut warnings);
-        let layout = layout::infer(&scan.evidence, opts.layout, ix.header.id_size);
-        classes.apply_layout(&layout);
-        let mut c = Census { header: ix.header, layout, classes, totals: Vec::new(), warnings, unread_bytes };
+        let (layout, layout_basis) = if ix.header.version == hprof::Version::V103 {
+            let runtime = claim_overhead(&mut classes, &mut scan);
+            let layout = match runtime {
+                AndroidRuntime::Dalvik => VmLayout::DALVIK,
+                AndroidRuntime::Art => VmLayout::ART,
+            };
+            (layout, LayoutBasis::Android(runtime))
+        } else if scan.gaps > 0 && scan.tiny_gaps * 2 > scan.gaps {
+            let layout = layout::assumed(opts.layout, VmLayout::DEFAULT_64);
+            let detail = format!("sizes assume 64-bit HotSpot: {}; the layout flags override", layout.describe());
+            warnings.add(WarningKind::IdsNotAddresses, 1, None, || detail);
+            (layout, LayoutBasis::SequenceIds)
+        } else {
+            layout::infer(&scan.evidence, opts.layout, ix.header.id_size)
+        };
+        classes.apply_layout(&layout, matches!(layout_basis, LayoutBasis::Android(_)));
+        let mut c = Census {
+            header: ix.header,
+            layout,
+            layout_basis,
+            heaps: Vec::new(),
+            classes,
+            totals: Vec::new(),
+            warnings,
+            unread_bytes,
+        };
         c.count_instances(&scan);
         c.count_arrays(&scan);
         c.count_mirrors();
+        c.count_heaps(ix, &scan);
         Ok((c, scan))
     }
 
@@ -114,7 +164,9 @@ impl Census {
             };
             counted.push((class, acc.count, acc.gaps));
         }
-        self.correct_sizes(&counted);
+        if matches!(self.layout_basis, LayoutBasis::Gaps { .. } | LayoutBasis::NoEvidence) {
+            self.correct_sizes(&counted);
+        }
         for (class, count, _) in counted {
             let size = self.classes.get(class).instance_bytes;
             let t = self.totals_mut(class);
@@ -177,30 +229,108 @@ impl Census {
     }
 
     /// Classes are mirrors in the JVM (`java.lang.Class` instances holding the statics); the
-    /// dump writes them as class dumps, so their sizes are estimated from the statics.
+    /// dump writes them as class dumps, so their sizes are estimated from what they embed.
     fn count_mirrors(&mut self) {
+        let android = matches!(self.layout_basis, LayoutBasis::Android(_));
+        let layout = self.layout;
+        for i in 0..self.classes.len() {
+            let c = self.classes.get_mut(ClassIdx(i as u32));
+            if !android {
+                c.embedded_bytes = c.statics.iter().map(|s| u64::from(layout.value_bytes(s.value.ty()))).sum();
+            }
+        }
         let Some(class_class) = self.classes.find("java.lang.Class") else {
             return;
         };
         let base = self.classes.get(class_class).instance_bytes;
-        let layout = self.layout;
         let mut bytes = 0;
         let mut n = 0;
         for (_, c) in self.classes.iter().filter(|(_, c)| c.dump_offset.is_some()) {
             n += 1;
-            bytes += mirror_bytes(base, c.statics.iter().map(|s| s.value), &layout);
+            bytes += mirror_bytes(base, c.embedded_bytes, &layout);
         }
         let t = self.totals_mut(class_class);
         t.instances += n;
         t.shallow_bytes += bytes;
     }
 
+    /// Android: the same totals split by the heap each object was written in.
+    fn count_heaps(&mut self, ix: &DumpIndex<'_>, scan: &Scan) {
+        if scan.by_heap.is_empty() && scan.class_heaps.is_empty() {
+            return;
+        }
+        let mut order: Vec<HeapId> = Vec::new();
+        let mut totals: Vec<Vec<ClassTotals>> = Vec::new();
+        let sizes = Sizes::new(self);
+        let mut adds = Vec::new();
+        for ((h, raw), lens) in &scan.by_heap {
+            for (&len, &n) in lens {
+                let (class, bytes) = sizes.of_raw(*raw, len);
+                adds.push((*h, class, n, n * bytes));
+            }
+        }
+        for &(class_id, h) in &scan.class_heaps {
+            if let Some(c) = self.classes.by_id(class_id) {
+                let (class, bytes) = sizes.mirror(c);
+                adds.push((h, class, 1, bytes));
+            }
+        }
+        for (h, class, n, bytes) in adds {
+            let i = order.iter().position(|&o| o == h).unwrap_or_else(|| {
+                order.push(h);
+                totals.push(vec![ClassTotals::default(); self.classes.len()]);
+                order.len() - 1
+            });
+            let t = &mut totals[i][class.index()];
+            t.instances += n;
+            t.shallow_bytes += bytes;
+        }
+        let mut heaps: Vec<(HeapId, Vec<ClassTotals>)> = order.into_iter().zip(totals).collect();
+        heaps.sort_by_key(|(h, _)| *h);
+        self.heaps = heaps.into_iter().map(|(h, totals)| HeapTotals { name: heap_name(ix, scan, h), totals }).collect();
+    }
+
+    /// Keeps only the objects of the Android heap named `name` (`all` keeps everything);
+    /// the error lists the heaps there are.
+    pub fn select_heap(&mut self, name: &str) -> Result<(), String> {
+        if name == "all" {
+            return Ok(());
+        }
+        match self.heaps.iter().find(|h| h.name == name) {
+            Some(h) => {
+                self.totals = h.totals.clone();
+                Ok(())
+            }
+            None if self.heaps.is_empty() => Err("the dump names no heaps (only Android's dumps do)".into()),
+            None => {
+                let names: Vec<&str> = self.heaps.iter().map(|h| h.name.as_str()).collect();
+                Err(format!("the dump has no heap named {name:?}; it has {}, or all", names.join(", ")))
+            }
+        }
+    }
+
+    /// The layout sizes follow, and why: `compressed oops, ... (inferred from 512 arrays'
+    /// address gaps)`, or an Android runtime's layout in its own terms.
+    pub fn describe_layout(&self) -> String {
+        match self.layout_basis {
+            LayoutBasis::Android(rt) => {
+                format!("{}; {}", self.layout.describe_android(rt), self.layout_basis.describe())
+            }
+            basis => format!("{} ({})", self.layout.describe(), basis.describe()),
+        }
+    }
+
+    /// The layout sizes follow, in a few words (an Android runtime's layout in its terms).
+    pub fn layout_name(&self) -> String {
+        match self.layout_basis {
+            LayoutBasis::Android(rt) => self.layout.describe_android(rt),
+            _ => self.layout.describe(),
+        }
+    }
+
     /// Total instances and bytes over all classes.
     pub fn total(&self) -> ClassTotals {
-        self.totals.iter().fold(ClassTotals::default(), |a, t| ClassTotals {
-            instances: a.instances + t.instances,
-            shallow_bytes: a.shallow_bytes + t.shallow_bytes,
-        })
+        sum(&self.totals)
     }
 
     /// Totals of one class (zero for classes without instances).
@@ -209,10 +339,55 @@ impl Census {
     }
 }
 
-/// Estimated size of a class mirror: `java.lang.Class`'s own size plus its statics.
-pub(crate) fn mirror_bytes(class_bytes: u64, statics: impl Iterator<Item = Value>, layout: &VmLayout) -> u64 {
-    let statics: u64 = statics.map(|v| u64::from(layout.value_bytes(v.ty()))).sum();
-    layout.align_up(class_bytes + statics)
+fn sum(totals: &[ClassTotals]) -> ClassTotals {
+    totals.iter().fold(ClassTotals::default(), |a, t| ClassTotals {
+        instances: a.instances + t.instances,
+        shallow_bytes: a.shallow_bytes + t.shallow_bytes,
+    })
+}
+
+/// Estimated size of a class mirror: `java.lang.Class`'s own size plus what it embeds.
+pub(crate) fn mirror_bytes(class_bytes: u64, embedded_bytes: u64, layout: &VmLayout) -> u64 {
+    layout.align_up(class_bytes + embedded_bytes)
+}
+
+/// Android: binds each overhead pseudo-array the heap pass set aside to the class whose
+/// static field points at it, as that class's embedded bytes; an array no class claims is
+/// counted as the ordinary array it then is. Names the runtime by the field's name.
+fn claim_overhead(classes: &mut ClassTable, scan: &mut Scan) -> AndroidRuntime {
+    let mut runtime = AndroidRuntime::Art;
+    for o in std::mem::take(&mut scan.overhead) {
+        let claimed = classes.by_id(o.class_id).and_then(|c| {
+            let statics = &classes.get(c).statics;
+            statics.iter().enumerate().find_map(|(i, s)| {
+                let (_, rt) = OVERHEAD_STATICS.iter().find(|(name, _)| s.name == *name)?;
+                (s.value == Value::Object(o.array_id)).then_some((c, i, *rt))
+            })
+        });
+        match claimed {
+            Some((c, i, rt)) => {
+                runtime = rt;
+                let class = classes.get_mut(c);
+                class.embedded_bytes += u64::from(o.len) * u64::from(o.elem.primitive_bytes());
+                class.overhead_static = u16::try_from(i).ok();
+            }
+            None => {
+                for lens in [
+                    scan.prim_arrays.entry(o.elem).or_default(),
+                    scan.by_heap.entry((o.heap, RawKind::PrimArray(o.elem))).or_default(),
+                ] {
+                    *lens.entry(o.len).or_default() += 1;
+                }
+            }
+        }
+    }
+    runtime
+}
+
+fn heap_name(ix: &DumpIndex<'_>, scan: &Scan, h: HeapId) -> String {
+    h.and_then(|id| scan.heap_names.get(&id))
+        .and_then(|&n| ix.string(n))
+        .map_or_else(|| "default".to_owned(), |raw| String::from_utf8_lossy(raw).into_owned())
 }
 
 /// Class and JVM shallow size of any object, from its record or from what the heap pass kept.
@@ -253,10 +428,11 @@ impl<'a> Sizes<'a> {
         }
     }
 
-    /// A class mirror holding these statics.
-    pub(crate) fn mirror(&self, statics: impl Iterator<Item = Value>) -> (ClassIdx, u64) {
+    /// The mirror of `class`.
+    pub(crate) fn mirror(&self, class: ClassIdx) -> (ClassIdx, u64) {
         let base = self.class_class.map_or(0, |cc| self.census.classes.get(cc).instance_bytes);
-        (self.class_class.unwrap_or(ClassIdx(0)), mirror_bytes(base, statics, &self.census.layout))
+        let embedded = self.census.classes.get(class).embedded_bytes;
+        (self.class_class.unwrap_or(ClassIdx(0)), mirror_bytes(base, embedded, &self.census.layout))
     }
 
     /// The object a record describes (class 0 and no bytes for roots and dump info).
@@ -265,7 +441,10 @@ impl<'a> Sizes<'a> {
             SubRecord::Instance { head, .. } => self.of_raw(RawKind::Instance(head.class_id), 0),
             SubRecord::ObjArray { head, .. } => self.of_raw(RawKind::ObjArray(head.class_id), head.length),
             SubRecord::PrimArray { head, elem, .. } => self.of_raw(RawKind::PrimArray(*elem), head.length),
-            SubRecord::Class(d) => self.mirror(d.statics.iter().map(|s| s.value)),
+            SubRecord::Class(d) => match self.census.classes.by_id(d.head.class_id) {
+                Some(c) => self.mirror(c),
+                None => (ClassIdx(0), 0),
+            },
             SubRecord::Root(_) | SubRecord::HeapDumpInfo(_) => (ClassIdx(0), 0),
         }
     }

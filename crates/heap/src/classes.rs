@@ -118,6 +118,11 @@ pub struct Class {
     pub values_bytes: u32,
     /// File offset of the CLASS_DUMP, if the dump has one (synthesized classes have none).
     pub dump_offset: Option<u64>,
+    /// Bytes the class object holds beyond `java.lang.Class`'s own fields: its statics
+    /// (HotSpot), or what Android's overhead pseudo-array stands for (statics, method tables).
+    pub embedded_bytes: u64,
+    /// Android: the static field that points at that pseudo-array, which is no reference.
+    pub overhead_static: Option<u16>,
 }
 
 /// All classes of a dump, indexed densely.
@@ -155,6 +160,8 @@ impl ClassTable {
                 referent_slot: None,
                 values_bytes: 0,
                 dump_offset: Some(*off),
+                embedded_bytes: 0,
+                overhead_static: None,
             });
         }
         for (i, (_, d)) in dumps.iter().enumerate() {
@@ -195,6 +202,8 @@ impl ClassTable {
             referent_slot: None,
             values_bytes: 0,
             dump_offset: None,
+            embedded_bytes: 0,
+            overhead_static: None,
         })
     }
 
@@ -249,9 +258,14 @@ impl ClassTable {
         }
     }
 
-    /// Sets every instance class's JVM size from its fields under `layout`.
-    pub(crate) fn apply_layout(&mut self, layout: &VmLayout) {
+    /// Sets every instance class's JVM size from its fields under `layout`, or, with
+    /// `declared`, from the size the dump declares (Android's), rounded to the alignment.
+    pub(crate) fn apply_layout(&mut self, layout: &VmLayout, declared: bool) {
         for i in 0..self.classes.len() {
+            if declared && self.classes[i].dump_offset.is_some() {
+                self.classes[i].instance_bytes = layout.align_up(u64::from(self.classes[i].dump_instance_bytes));
+                continue;
+            }
             let bytes: u64 = self
                 .chain(ClassIdx(i as u32))
                 .flat_map(|c| self.classes[c.index()].fields.iter())

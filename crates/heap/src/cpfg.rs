@@ -117,7 +117,7 @@ impl ClassGraph {
             .classes
             .iter()
             .filter(|(_, c)| c.dump_offset.is_some())
-            .map(|(_, c)| (c.id, kind_word(sizes.mirror(c.statics.iter().map(|s| s.value)))))
+            .map(|(i, c)| (c.id, kind_word(sizes.mirror(i))))
             .collect();
         let ranks = AddrRank::new(&[&scan.objects, &mirrors]);
         // Each object's kind word at its rank, segments in parallel. A repeated address keeps

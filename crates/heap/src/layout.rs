@@ -9,6 +9,11 @@
 //! objects overlapping) disqualifies. Instances then get their size from the field list,
 //! corrected by their smallest observed gap (the VM injects fields the dump does not list,
 //! such as `MemberName.vmindex`).
+//!
+//! Two kinds of dump give no usable gaps. The old `-agentlib:hprof` agent numbers objects
+//! (0x50000142, 0x50000143, ...), so gaps of one byte say nothing: sizes then follow HotSpot's
+//! rules for the id size. Android's dumps declare each class's instance size, and the runtime
+//! (Dalvik or ART) has one layout, which is used as it is.
 
 use hprof::BasicType;
 
@@ -56,6 +61,12 @@ impl VmLayout {
     pub const DEFAULT_64: VmLayout = VmLayout::of(FAMILIES[0], 8);
     /// A 32-bit VM: 8-byte header, 4-byte references.
     pub const DEFAULT_32: VmLayout = VmLayout::of(FAMILIES[5], 8);
+    /// Android's ART: 8-byte header (class and monitor words), 4-byte references, array
+    /// elements from offset 12 (16 for 8-byte elements), 8-byte alignment.
+    pub const ART: VmLayout = VmLayout::of(FAMILIES[5], 8);
+    /// Android's Dalvik: as ART, but array elements always start at offset 16.
+    pub const DALVIK: VmLayout =
+        VmLayout { header_bytes: 8, ref_bytes: 4, array_base_small: 16, array_base_large: 16, align: 8 };
 
     const fn of(f: (bool, bool, bool, u32, u32, u32, u32), align: u32) -> VmLayout {
         VmLayout { header_bytes: f.3, ref_bytes: f.4, array_base_small: f.5, array_base_large: f.6, align }
@@ -97,6 +108,67 @@ impl VmLayout {
         };
         format!("{oops}, {header}, {}-byte alignment", self.align)
     }
+
+    /// The layout in an Android runtime's terms.
+    pub fn describe_android(&self, runtime: AndroidRuntime) -> String {
+        let name = match runtime {
+            AndroidRuntime::Dalvik => "Android Dalvik",
+            AndroidRuntime::Art => "Android ART",
+        };
+        let arrays = if self.array_base_small == self.array_base_large {
+            format!("array data at offset {}", self.array_base_small)
+        } else {
+            format!("array data at offset {} ({} for 8-byte elements)", self.array_base_small, self.array_base_large)
+        };
+        format!(
+            "{name}: {}-byte object headers, {}-byte references, {arrays}, {}-byte alignment",
+            self.header_bytes, self.ref_bytes, self.align
+        )
+    }
+}
+
+/// The Android runtime that wrote a dump, told apart by the static field that stands for the
+/// storage a class object embeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AndroidRuntime {
+    /// `$staticOverhead` (Android 4 and older).
+    Dalvik,
+    /// `$classOverhead` (Android 5 and later), or no such field at all.
+    Art,
+}
+
+/// Why the layout is what it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayoutBasis {
+    /// The gaps between arrays' addresses: this many arrays' sizes matched them exactly.
+    Gaps {
+        /// Arrays whose predicted size equals the gap to the next object.
+        agreeing: u64,
+    },
+    /// No gap matched any candidate: HotSpot's default for the id size.
+    NoEvidence,
+    /// Object ids are sequence numbers, not addresses (the old hprof agent, whose 4-byte ids
+    /// say nothing of the VM either): 64-bit HotSpot's default, each instance sized from its
+    /// fields.
+    SequenceIds,
+    /// An Android dump: the runtime's layout, instance sizes as the dump declares them.
+    Android(AndroidRuntime),
+}
+
+impl LayoutBasis {
+    /// Why, in a few words, for `info` and `histogram`.
+    pub fn describe(&self) -> String {
+        match self {
+            LayoutBasis::Gaps { agreeing } => format!("inferred from {agreeing} arrays' address gaps"),
+            LayoutBasis::NoEvidence => "assumed: no array's address gap matched a known layout".into(),
+            LayoutBasis::SequenceIds => {
+                "assumed (64-bit HotSpot's default): object ids are sequence numbers, not addresses, so sizes \
+                 come from each class's fields"
+                    .into()
+            }
+            LayoutBasis::Android(_) => "instance sizes as the dump declares them, rounded to the alignment".into(),
+        }
+    }
 }
 
 /// Evidence for layout inference: an array and the gap from its address to the next object's.
@@ -110,13 +182,10 @@ pub struct ArrayGap {
     pub gap: u64,
 }
 
-/// Chooses the layout that best explains the array gaps, within what `spec` fixes.
-/// With no usable evidence it falls back to HotSpot's default for the identifier size.
-pub fn infer(evidence: &[ArrayGap], spec: LayoutSpec, id_size: hprof::IdSize) -> VmLayout {
-    let fallback = match id_size {
-        hprof::IdSize::Four => VmLayout::DEFAULT_32,
-        hprof::IdSize::Eight => VmLayout::DEFAULT_64,
-    };
+/// Chooses the layout that best explains the array gaps, within what `spec` fixes, and says
+/// how many arrays agreed. With no usable evidence it falls back to HotSpot's default for the
+/// identifier size.
+pub fn infer(evidence: &[ArrayGap], spec: LayoutSpec, id_size: hprof::IdSize) -> (VmLayout, LayoutBasis) {
     let candidates: Vec<VmLayout> = FAMILIES
         .iter()
         .filter(|f| spec.compressed_oops.is_none_or(|c| c == f.0))
@@ -138,9 +207,33 @@ pub fn infer(evidence: &[ArrayGap], spec: LayoutSpec, id_size: hprof::IdSize) ->
         }
     }
     match best {
-        Some((score, layout)) if score > 0 => layout,
-        _ if candidates.contains(&fallback) => fallback,
-        _ => candidates.first().copied().unwrap_or(fallback),
+        Some((score, layout)) if score > 0 => {
+            let agreeing =
+                evidence.iter().filter(|e| layout.array_bytes(e.elem, u64::from(e.len)) == e.gap).count() as u64;
+            (layout, LayoutBasis::Gaps { agreeing })
+        }
+        _ => {
+            let fallback = match id_size {
+                hprof::IdSize::Four => VmLayout::DEFAULT_32,
+                hprof::IdSize::Eight => VmLayout::DEFAULT_64,
+            };
+            (assumed(spec, fallback), LayoutBasis::NoEvidence)
+        }
+    }
+}
+
+/// `fallback`, changed as far as `spec` fixes otherwise: for dumps whose ids say nothing
+/// about sizes.
+pub fn assumed(spec: LayoutSpec, fallback: VmLayout) -> VmLayout {
+    let fits = |f: &&(bool, bool, bool, u32, u32, u32, u32)| {
+        spec.compressed_oops.is_none_or(|c| c == f.0)
+            && spec.compressed_class_pointers.is_none_or(|c| c == f.1)
+            && spec.compact_headers.is_none_or(|c| c == f.2)
+    };
+    let align = spec.align.unwrap_or(fallback.align);
+    match FAMILIES.iter().find(|f| fits(f) && VmLayout::of(**f, fallback.align) == fallback) {
+        Some(f) => VmLayout::of(*f, align),
+        None => FAMILIES.iter().find(fits).map_or(fallback, |f| VmLayout::of(*f, align)),
     }
 }
 
@@ -221,9 +314,9 @@ mod tests {
                 gap: truth.array_bytes(BasicType::Int, i as u64),
             }))
             .collect();
-        assert_eq!(infer(&ev, LayoutSpec::default(), hprof::IdSize::Eight), truth);
+        assert_eq!(infer(&ev, LayoutSpec::default(), hprof::IdSize::Eight).0, truth);
         let forced = LayoutSpec { compressed_oops: Some(true), ..Default::default() };
-        assert_eq!(infer(&ev, forced, hprof::IdSize::Eight).ref_bytes, 4);
+        assert_eq!(infer(&ev, forced, hprof::IdSize::Eight).0.ref_bytes, 4);
     }
 
     #[test]
@@ -232,13 +325,23 @@ mod tests {
         let ev: Vec<ArrayGap> = (0..30)
             .map(|i| ArrayGap { elem: BasicType::Byte, len: i, gap: truth.array_bytes(BasicType::Byte, i as u64) })
             .collect();
-        assert_eq!(infer(&ev, LayoutSpec::default(), hprof::IdSize::Eight), truth);
+        assert_eq!(infer(&ev, LayoutSpec::default(), hprof::IdSize::Eight).0, truth);
     }
 
     #[test]
     fn no_evidence_means_default() {
-        assert_eq!(infer(&[], LayoutSpec::default(), hprof::IdSize::Eight), VmLayout::DEFAULT_64);
-        assert_eq!(infer(&[], LayoutSpec::default(), hprof::IdSize::Four), VmLayout::DEFAULT_32);
+        assert_eq!(
+            infer(&[], LayoutSpec::default(), hprof::IdSize::Eight),
+            (VmLayout::DEFAULT_64, LayoutBasis::NoEvidence)
+        );
+        assert_eq!(
+            infer(&[], LayoutSpec::default(), hprof::IdSize::Four),
+            (VmLayout::DEFAULT_32, LayoutBasis::NoEvidence)
+        );
+        let uncompressed = LayoutSpec { compressed_oops: Some(false), ..Default::default() };
+        assert_eq!(assumed(uncompressed, VmLayout::DEFAULT_64).ref_bytes, 8);
+        assert_eq!(assumed(LayoutSpec { align: Some(16), ..Default::default() }, VmLayout::DEFAULT_32).align, 16);
+        assert_eq!(assumed(LayoutSpec::default(), VmLayout::DEFAULT_64), VmLayout::DEFAULT_64);
     }
 
     #[test]

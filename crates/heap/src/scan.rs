@@ -18,6 +18,10 @@ use crate::warnings::{WarningKind, Warnings};
 /// How many array gaps one segment keeps as layout evidence.
 const EVIDENCE_PER_SEGMENT: usize = 512;
 
+/// No object of any JVM is smaller than this (a header alone); a smaller gap between two
+/// objects' ids means the ids are not addresses.
+const MIN_OBJECT_BYTES: u64 = 8;
+
 /// Instance counts and the smallest gap seen after one of them.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct InstanceAcc {
@@ -38,6 +42,21 @@ fn fold_gap(acc: Option<GapEvidence>, ev: GapEvidence) -> Option<GapEvidence> {
 
 /// Array counts by length.
 pub(crate) type LenCounts = FxHashMap<u32, u64>;
+
+/// Android's heaps (HEAP DUMP INFO): `None` until a segment names one, which after the merge
+/// means objects written before any heap was named (ART calls that heap "default").
+pub(crate) type HeapId = Option<u32>;
+
+/// An array Android writes just before a class's record to stand for storage the class object
+/// embeds (Dalvik's `$staticOverhead`, ART's `$classOverhead`); the id is the class id + 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Overhead {
+    pub class_id: u64,
+    pub array_id: u64,
+    pub elem: BasicType,
+    pub len: u32,
+    pub heap: HeapId,
+}
 
 /// What the heap pass keeps of each object besides the per-class counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +91,20 @@ pub(crate) struct Scan {
     pub obj_arrays: FxHashMap<u64, LenCounts>,
     pub prim_arrays: FxHashMap<BasicType, LenCounts>,
     pub evidence: Vec<ArrayGap>,
+    /// Gaps between consecutive objects, and how many of them were smaller than any object
+    /// can be (ids that are sequence numbers rather than addresses).
+    pub gaps: u64,
+    pub tiny_gaps: u64,
+    /// Android only: objects per heap, by kind and length (instances under length 0).
+    pub by_heap: FxHashMap<(HeapId, RawKind), LenCounts>,
+    /// Android only: the heap of each class object.
+    pub class_heaps: Vec<(u64, HeapId)>,
+    /// Android only: heap id → name string id.
+    pub heap_names: FxHashMap<u32, u64>,
+    /// Android only: the heap named last (carried into the next segment).
+    pub last_heap: HeapId,
+    /// Android only: class-overhead arrays, kept out of the counts above.
+    pub overhead: Vec<Overhead>,
     /// (address, offset or kind word) of every object, as [`Keep`] asked (set by `run` only).
     pub objects: Vec<(u64, u64)>,
     /// Per segment, in file order: how many objects it kept, and with [`Keep::Kinds`] the
@@ -113,13 +146,14 @@ impl Scan {
         progress.start("reading heap", ix.heap_bytes());
         let last = ix.segments.len().saturating_sub(1);
         let truncated = ix.warnings.count(WarningKind::Truncated) > 0;
+        let android = ix.header.version == hprof::Version::V103;
         let parts: Vec<Scan> = ix
             .segments
             .par_iter()
             .zip(sinks.into_par_iter())
             .enumerate()
             .map(|(i, (seg, sink))| {
-                let s = Scan::segment(data, *seg, id_size, keep, sink, truncated && i == last);
+                let s = Scan::segment(data, *seg, id_size, keep, android, sink, truncated && i == last);
                 dump.release(seg.offset, seg.len);
                 progress.advance(seg.len as u64);
                 s
@@ -145,6 +179,7 @@ impl Scan {
         seg: Segment,
         id_size: hprof::IdSize,
         keep: Keep,
+        android: bool,
         sink: &mut [(u64, u64)],
         cut_short: bool,
     ) -> Scan {
@@ -162,6 +197,10 @@ impl Scan {
         let mut it = SubRecords::new(body, seg.offset, id_size);
         let mut prev: Option<(u64, Prev)> = None;
         let mut kept = 0;
+        // Android: the heap objects are in, and the last record if it was a primitive array
+        // (with whether it took a slot of `sink`), in case a class record claims it.
+        let mut heap: HeapId = None;
+        let mut last_prim: Option<(u64, BasicType, u32, bool)> = None;
         while let Some(item) = it.next() {
             let (off, rec) = match item {
                 Ok(x) => x,
@@ -170,29 +209,48 @@ impl Scan {
                     break;
                 }
             };
-            let (addr, this, kind) = match rec {
+            let (addr, this, kind, raw, len) = match rec {
                 SubRecord::Instance { head, .. } => {
                     let acc = s.instances.entry(head.class_id).or_default();
                     acc.count += 1;
                     let kind = (keep == Keep::Kinds)
                         .then(|| *acc.key.get_or_insert_with(|| key_of(RawKind::Instance(head.class_id), &mut kinds)));
-                    (head.object_id, Prev::Instance(head.class_id), kind.map(|k| (k, 0)))
+                    let raw = RawKind::Instance(head.class_id);
+                    (head.object_id, Prev::Instance(head.class_id), kind.map(|k| (k, 0)), raw, 0)
                 }
                 SubRecord::ObjArray { head, .. } => {
                     *s.obj_arrays.entry(head.class_id).or_default().entry(head.length).or_default() += 1;
                     let raw = RawKind::ObjArray(head.class_id);
                     let kind = (keep == Keep::Kinds)
                         .then(|| *array_keys.entry(raw).or_insert_with(|| key_of(raw, &mut kinds)));
-                    (head.object_id, Prev::Array(BasicType::Object, head.length), kind.map(|k| (k, head.length)))
+                    (
+                        head.object_id,
+                        Prev::Array(BasicType::Object, head.length),
+                        kind.map(|k| (k, head.length)),
+                        raw,
+                        head.length,
+                    )
                 }
                 SubRecord::PrimArray { head, elem, .. } => {
                     *s.prim_arrays.entry(elem).or_default().entry(head.length).or_default() += 1;
                     let raw = RawKind::PrimArray(elem);
                     let kind = (keep == Keep::Kinds)
                         .then(|| *array_keys.entry(raw).or_insert_with(|| key_of(raw, &mut kinds)));
-                    (head.object_id, Prev::Array(elem, head.length), kind.map(|k| (k, head.length)))
+                    (head.object_id, Prev::Array(elem, head.length), kind.map(|k| (k, head.length)), raw, head.length)
                 }
                 SubRecord::Class(c) => {
+                    if android {
+                        let class_id = c.head.class_id;
+                        if let Some((array_id, elem, len, took_slot)) = last_prim.take() {
+                            if array_id == class_id.wrapping_add(1) {
+                                s.uncount_prim(elem, len, heap);
+                                kept -= usize::from(took_slot);
+                                prev = None;
+                                s.overhead.push(Overhead { class_id, array_id, elem, len, heap });
+                            }
+                        }
+                        s.class_heaps.push((class_id, heap));
+                    }
                     s.classes.push((off, c));
                     continue;
                 }
@@ -200,21 +258,54 @@ impl Scan {
                     s.roots.push((off, r));
                     continue;
                 }
-                SubRecord::HeapDumpInfo(_) => continue,
+                SubRecord::HeapDumpInfo(info) => {
+                    heap = Some(info.heap_id);
+                    s.heap_names.insert(info.heap_id, info.name_id);
+                    continue;
+                }
             };
-            if let Some(slot) = sink.get_mut(kept) {
-                *slot = (addr, kind.map_or(off, |(key, len)| u64::from(key) << 32 | u64::from(len)));
-                kept += 1;
+            let took_slot = match sink.get_mut(kept) {
+                Some(slot) => {
+                    *slot = (addr, kind.map_or(off, |(key, len)| u64::from(key) << 32 | u64::from(len)));
+                    kept += 1;
+                    true
+                }
+                None => false,
+            };
+            if android {
+                *s.by_heap.entry((heap, raw)).or_default().entry(len).or_default() += 1;
+                last_prim = match raw {
+                    RawKind::PrimArray(elem) => Some((addr, elem, len, took_slot)),
+                    _ => None,
+                };
             }
             if let Some((prev_addr, p)) = prev {
                 if addr > prev_addr {
                     s.observe_gap(p, addr - prev_addr);
                 }
+                s.gaps += 1;
+                s.tiny_gaps += u64::from(addr.abs_diff(prev_addr) < MIN_OBJECT_BYTES);
             }
             prev = Some((addr, this));
         }
         s.per_segment.push((kept, kinds));
+        s.last_heap = heap;
         s
+    }
+
+    /// Takes back the count of a primitive array found to be a class's overhead.
+    fn uncount_prim(&mut self, elem: BasicType, len: u32, heap: HeapId) {
+        for lens in [self.prim_arrays.get_mut(&elem), self.by_heap.get_mut(&(heap, RawKind::PrimArray(elem)))]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(n) = lens.get_mut(&len) {
+                *n -= 1;
+                if *n == 0 {
+                    lens.remove(&len);
+                }
+            }
+        }
     }
 
     fn observe_gap(&mut self, p: Prev, gap: u64) {
@@ -254,6 +345,20 @@ impl Scan {
         merge_lens(&mut self.obj_arrays, other.obj_arrays);
         merge_lens(&mut self.prim_arrays, other.prim_arrays);
         self.evidence.extend(other.evidence);
+        self.gaps += other.gaps;
+        self.tiny_gaps += other.tiny_gaps;
+        // Objects a segment wrote before naming a heap are in the heap named last before it.
+        let carried = |h: HeapId| h.or(self.last_heap);
+        for ((h, raw), lens) in other.by_heap {
+            let dst = self.by_heap.entry((carried(h), raw)).or_default();
+            for (len, n) in lens {
+                *dst.entry(len).or_default() += n;
+            }
+        }
+        self.class_heaps.extend(other.class_heaps.into_iter().map(|(c, h)| (c, carried(h))));
+        self.overhead.extend(other.overhead.into_iter().map(|o| Overhead { heap: carried(o.heap), ..o }));
+        self.heap_names.extend(other.heap_names);
+        self.last_heap = other.last_heap.or(self.last_heap);
         self.per_segment.extend(other.per_segment);
         self.warnings.merge(other.warnings);
         self.unread_bytes += other.unread_bytes;

@@ -708,9 +708,11 @@ pub(crate) fn for_each_ref(
             }
         }
         SubRecord::Class(d) => {
+            // Android's overhead pseudo-array is part of the class object, not a referent.
+            let overhead = classes.by_id(d.head.class_id).and_then(|c| classes.get(c).overhead_static);
             for (i, s) in d.statics.iter().enumerate() {
                 if let Value::Object(id) = s.value {
-                    if id != 0 {
+                    if id != 0 && overhead != Some(i as u16) {
                         f(EdgeLabel::Static(i as u16), id);
                     }
                 }

@@ -26,6 +26,8 @@ pub enum WarningKind {
     SuperclassCycle,
     /// The file holds several heap dumps (the old hprof agent appends one per request); one is read.
     SeveralDumps,
+    /// Object ids are sequence numbers, not addresses: sizes come from the class layout.
+    IdsNotAddresses,
 }
 
 /// One kind of warning: how many times it happened, and where first.
@@ -70,6 +72,7 @@ impl fmt::Display for Warning {
                 ("class's superclass chain loops (chain cut)", "classes' superclass chains loop (chains cut)")
             }
             WarningKind::SeveralDumps => ("heap dump in the file", "heap dumps in the file"),
+            WarningKind::IdsNotAddresses => ("object ids are sequence numbers, not addresses", ""),
         };
         match (self.count, many) {
             (_, "") => write!(f, "{one}")?,

@@ -18,7 +18,7 @@ pub struct HistogramRow {
 }
 
 /// A heap histogram, biggest first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Histogram {
     /// The rows.
     pub classes: Vec<HistogramRow>,
@@ -26,6 +26,30 @@ pub struct Histogram {
     pub total_instances: u64,
     /// Bytes over all rows (before any `--top` cut).
     pub total_shallow_bytes: u64,
+    /// Android: the heap counted (`app`, `zygote`, `image`, or `all`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap: Option<String>,
+    /// Android: every heap of the dump, with its totals.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub heaps: Vec<HeapEntry>,
+}
+
+/// One Android heap (app, zygote, image) and what it holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeapEntry {
+    /// The heap's name as the dump gives it.
+    pub name: String,
+    /// Objects in it.
+    pub instances: u64,
+    /// Their shallow bytes.
+    pub shallow_bytes: u64,
+}
+
+impl HeapEntry {
+    /// `app 1,444 objects (98.1 KiB)`.
+    pub fn to_text(&self) -> String {
+        format!("{} {} objects ({})", self.name, thousands(self.instances), human_bytes(self.shallow_bytes))
+    }
 }
 
 /// How to render a histogram as text.
@@ -110,6 +134,7 @@ mod tests {
             classes: vec![HistogramRow { name: "int[]".into(), instances: 3, shallow_bytes: 72 }],
             total_instances: 3,
             total_shallow_bytes: 72,
+            ..Default::default()
         };
         let v: serde_json::Value = serde_json::to_value(&h).unwrap();
         assert_eq!(v["classes"][0]["name"], "int[]");

@@ -71,6 +71,9 @@ pub struct DumpInfo {
     /// The heap dumps in the file when it holds several (this summary describes one of them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dumps: Vec<DumpEntry>,
+    /// Android: the heaps (app, zygote, image) and what each holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub heaps: Vec<crate::HeapEntry>,
 }
 
 impl DumpInfo {
@@ -100,6 +103,10 @@ impl DumpInfo {
             human_bytes(self.shallow_bytes),
             thousands(self.shallow_bytes)
         );
+        if !self.heaps.is_empty() {
+            let heaps: Vec<String> = self.heaps.iter().map(|h| h.to_text()).collect();
+            let _ = writeln!(o, "heaps       {}", heaps.join(", "));
+        }
         let _ = writeln!(o, "references  {} ({:.2} per object)", thousands(self.references), per(self.references));
         let _ = writeln!(
             o,

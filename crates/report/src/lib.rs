@@ -4,7 +4,8 @@
 //!
 //! ```
 //! let h = report::Histogram { classes: vec![report::HistogramRow { name: "byte[]".into(),
-//!     instances: 2, shallow_bytes: 48 }], total_instances: 2, total_shallow_bytes: 48 };
+//!     instances: 2, shallow_bytes: 48 }], total_instances: 2, total_shallow_bytes: 48,
+//!     ..Default::default() };
 //! assert!(h.to_text(&report::HistogramText::default()).contains("byte[]"));
 //! ```
 
@@ -30,7 +31,7 @@ pub use growth::{
     signed_bytes, Candidate, ClassDelta, DiffReport, EdgeDelta, Explanation, Finding, GrowingPath, GrowthReport,
     Holder, LoaderLeak, Member, PathPart, RankingInfo, Slice, SliceEdge, SnapshotRow, StructureHolder,
 };
-pub use histogram::{Histogram, HistogramRow, HistogramText};
+pub use histogram::{HeapEntry, Histogram, HistogramRow, HistogramText};
 pub use html::{esc, ClassCurve, DomNode, HeapView, LeakReport};
 pub use info::{DumpEntry, DumpInfo, RootCount};
 pub use paths::{PathEntry, PathRoot, PathStep, PathsReport};

@@ -33,6 +33,8 @@ struct ClassSpec {
     statics: Vec<(String, Value)>,
     /// Bytes the VM adds beyond the listed fields (injected fields, @Contended padding).
     hidden_bytes: u64,
+    /// Android: bytes of the overhead pseudo-array written just before the class.
+    overhead: Option<u32>,
 }
 
 #[derive(Debug, Clone)]
@@ -46,6 +48,8 @@ enum Body {
 struct ObjSpec {
     addr: u64,
     body: Body,
+    /// Android: the heap (id, name) it was declared in.
+    heap: Option<(u32, String)>,
 }
 
 /// Declares classes, objects, references, roots and threads, then writes them as HPROF.
@@ -64,6 +68,7 @@ pub struct HeapBuilder {
     segment_bytes: usize,
     version: Version,
     unsegmented: bool,
+    heap: Option<(u32, String)>,
 }
 
 impl Default for HeapBuilder {
@@ -97,6 +102,7 @@ impl HeapBuilder {
             segment_bytes: 1 << 20,
             version: Version::V102,
             unsegmented: false,
+            heap: None,
         };
         h.class_jvm("java/lang/Object", None, &[]);
         h
@@ -118,6 +124,23 @@ impl HeapBuilder {
     pub fn unsegmented(&mut self) -> &mut Self {
         self.unsegmented = true;
         self
+    }
+
+    /// Android: objects declared from now on are in the heap `id` named `name` (ART's
+    /// `'A'` app, `'Z'` zygote, `'I'` image); a HEAP DUMP INFO is written where the heap
+    /// changes, and, as Dalvik and ART do not always repeat it, not at each segment's start.
+    pub fn heap(&mut self, id: u32, name: &str) -> &mut Self {
+        self.heap = Some((id, name.to_owned()));
+        self
+    }
+
+    /// Android: the class object embeds `bytes` beyond `java.lang.Class`'s fields, which ART
+    /// writes as a `byte[]` with the class id + 1 just before the class, pointed at by a
+    /// `$classOverhead` static.
+    pub fn class_overhead(&mut self, class: ClassRef, bytes: u32) {
+        let id = self.classes[class.0].id + 1;
+        self.classes[class.0].overhead = Some(bytes);
+        self.classes[class.0].statics.push(("$classOverhead".to_owned(), Value::Object(id)));
     }
 
     /// `java.lang.Object`.
@@ -147,6 +170,7 @@ impl HeapBuilder {
             fields: fields.iter().map(|(n, t)| ((*n).to_owned(), *t)).collect(),
             statics: Vec::new(),
             hidden_bytes: 0,
+            overhead: None,
         });
         ClassRef(self.classes.len() - 1)
     }
@@ -202,7 +226,7 @@ impl HeapBuilder {
             .map(|&t| if t == BasicType::Object { Value::Object(0) } else { Value::Primitive(t, 0) })
             .collect();
         let addr = self.alloc(size);
-        self.objects.push(ObjSpec { addr, body: Body::Instance { class: class.0, values } });
+        self.objects.push(ObjSpec { addr, body: Body::Instance { class: class.0, values }, heap: self.heap.clone() });
         ObjRef(addr)
     }
 
@@ -246,7 +270,7 @@ impl HeapBuilder {
         let size = self.layout.array_bytes(BasicType::Object, elements.len() as u64);
         let addr = self.alloc(size);
         let elements = elements.iter().map(|e| e.map_or(0, |o| o.0)).collect();
-        self.objects.push(ObjSpec { addr, body: Body::ObjArray { class: class.0, elements } });
+        self.objects.push(ObjSpec { addr, body: Body::ObjArray { class: class.0, elements }, heap: self.heap.clone() });
         ObjRef(addr)
     }
 
@@ -254,7 +278,7 @@ impl HeapBuilder {
     pub fn primitive_array(&mut self, elem: BasicType, len: u32) -> ObjRef {
         self.array_class(&format!("[{}", elem.descriptor()));
         let addr = self.alloc(self.layout.array_bytes(elem, u64::from(len)));
-        self.objects.push(ObjSpec { addr, body: Body::PrimArray { elem, len } });
+        self.objects.push(ObjSpec { addr, body: Body::PrimArray { elem, len }, heap: self.heap.clone() });
         ObjRef(addr)
     }
 
@@ -361,6 +385,9 @@ impl HeapBuilder {
                 me.string(&s.0);
             }
         }
+        for name in me.objects.iter().filter_map(|o| o.heap.clone()).map(|h| h.1).collect::<Vec<_>>() {
+            me.string(&name);
+        }
         let mut w = Writer::new(me.id_size);
         Header { version: me.version, id_size: me.id_size, timestamp_ms: 1_700_000_000_000, len: 31 }.write(&mut w);
         for (i, s) in me.strings.iter().enumerate() {
@@ -395,16 +422,44 @@ impl HeapBuilder {
     }
 
     fn write_heap(&self, w: &mut Writer) {
+        let overhead: Vec<Vec<u8>> = self
+            .classes
+            .iter()
+            .filter_map(|c| {
+                let len = c.overhead?;
+                let mut b = Writer::new(self.id_size);
+                let object_id = c.id + 1;
+                let head = PrimArrayHead { object_id, stack_serial: 0, length: len, elem_type: BasicType::Byte.code() };
+                let data = vec![0u8; len as usize];
+                SubRecord::PrimArray { head, elem: BasicType::Byte, data: &data }.write(&mut b);
+                SubRecord::Class(Box::new(self.class_dump(c))).write(&mut b);
+                Some(b.buf)
+            })
+            .collect();
         let mut subs: Vec<SubRecord<'_>> = Vec::new();
-        subs.extend(self.classes.iter().map(|c| SubRecord::Class(Box::new(self.class_dump(c)))));
+        subs.extend(
+            self.classes
+                .iter()
+                .filter(|c| c.overhead.is_none())
+                .map(|c| SubRecord::Class(Box::new(self.class_dump(c)))),
+        );
         subs.extend(self.roots.iter().map(|r| SubRecord::Root(*r)));
         let mut bodies = Vec::new();
+        let mut heap = None;
         for o in &self.objects {
             let mut b = Writer::new(self.id_size);
+            if o.heap != heap {
+                if let Some((heap_id, name)) = &o.heap {
+                    let info = hprof::layout::HeapDumpInfo { heap_id: *heap_id, name_id: self.lookup(name) };
+                    SubRecord::HeapDumpInfo(info).write(&mut b);
+                }
+                heap = o.heap.clone();
+            }
             self.write_object(o, &mut b);
             bodies.push(b.buf);
         }
         let mut seg = Writer::new(self.id_size);
+        overhead.iter().for_each(|b| seg.bytes(b));
         for s in &subs {
             s.write(&mut seg);
         }
@@ -433,11 +488,25 @@ impl HeapBuilder {
             .flat_map(|&k| self.classes[k].fields.iter())
             .map(|f| f.1.dump_bytes(self.id_size))
             .sum();
+        // Android declares the runtime's size, header included and unaligned; HotSpot the
+        // fields' bytes with ids at the dump's id size.
+        let instance_size = match self.version {
+            Version::V103 => {
+                let fields = self.chain(self.classes.iter().position(|x| x.id == c.id).unwrap_or(0));
+                let bytes: u64 = fields
+                    .iter()
+                    .flat_map(|&k| self.classes[k].fields.iter())
+                    .map(|f| u64::from(self.layout.value_bytes(f.1)))
+                    .sum();
+                (u64::from(self.layout.header_bytes) + bytes) as u32
+            }
+            _ => dump_bytes as u32,
+        };
         ClassDump {
             head: ClassDumpHead {
                 class_id: c.id,
                 super_id: c.super_class.map_or(0, |s| self.classes[s].id),
-                instance_size: dump_bytes as u32,
+                instance_size,
                 ..Default::default()
             },
             constants: Vec::new(),

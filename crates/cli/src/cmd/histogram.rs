@@ -16,6 +16,11 @@ use crate::progress::Bar;
 /// the numbers equal jcmd's for the same heap. Two known differences: `java.lang.Class`
 /// (a dump holds classes as class records; leakscope estimates mirror sizes from the statics)
 /// and, on JDK 25, heap fillers, which the dump writes as plain `int[]`.
+///
+/// Android dumps split objects into heaps (app, zygote, image); like Android Studio, the
+/// histogram counts the app heap unless `--heap` says otherwise. Sizes there are the ones the
+/// dump declares, and each class's static storage (`$staticOverhead`, `$classOverhead`) is
+/// counted in its `java.lang.Class` row, not as `byte[]`.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  leakscope histogram app.hprof\n  leakscope histogram app.hprof --by package --top 10\n  leakscope histogram app.hprof --by hierarchy --json > h.json"
@@ -29,7 +34,11 @@ pub struct HistogramArgs {
     /// Show only the N biggest rows (text default 30; JSON default all; 0 means all).
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
-    /// Print one JSON document: {"classes":[{"name","instances","shallow_bytes"}],"total_instances","total_shallow_bytes"}.
+    /// Android dumps: count one heap (app, zygote, image, ...) or all of them [default: app].
+    #[arg(long, value_name = "NAME")]
+    pub heap: Option<String>,
+    /// Print one JSON document: {"classes":[{"name","instances","shallow_bytes"}],"total_instances","total_shallow_bytes"}
+    /// (Android dumps add "heap" and "heaps").
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -51,15 +60,26 @@ pub enum By {
 pub fn run(args: &HistogramArgs) -> anyhow::Result<Exit> {
     let dump = dump_args::open(&args.dump, &args.dump_args)?;
     let bar = Bar::new(args.dump_args.quiet);
-    let census = heap::Census::build(&dump, &args.dump_args.read_options(), &bar)
+    let mut census = heap::Census::build(&dump, &args.dump_args.read_options(), &bar)
         .with_context(|| format!("cannot read {}", args.dump.display()))?;
     args.dump_args.print_warnings(&census.warnings);
+    let heaps = analysis::heaps(&census);
+    let heap = match (&args.heap, heaps.is_empty()) {
+        (Some(name), _) => Some(name.clone()),
+        (None, false) => Some(heaps.iter().find(|h| h.name == "app").map_or("all", |_| "app").to_owned()),
+        (None, true) => None,
+    };
+    if let Some(name) = &heap {
+        census.select_heap(name).map_err(anyhow::Error::msg)?;
+    }
     let by = match args.by {
         By::Class => analysis::GroupBy::Class,
         By::Package => analysis::GroupBy::Package,
         By::Hierarchy => analysis::GroupBy::Hierarchy,
     };
     let mut h = analysis::histogram(&census, by);
+    h.heap = heap;
+    h.heaps = heaps;
     let top = match args.top {
         Some(0) => None,
         Some(n) => Some(n),
@@ -77,13 +97,22 @@ pub fn run(args: &HistogramArgs) -> anyhow::Result<Exit> {
         By::Package => "package",
         By::Hierarchy => "class and its subclasses",
     };
+    let which = match &h.heap {
+        Some(heap) if heap == "all" => "all heaps: ".to_owned(),
+        Some(heap) => format!("{heap} heap: "),
+        None => String::new(),
+    };
     outln!(
-        "{} — {} objects, {} ({})",
+        "{} — {which}{} objects, {} ({})",
         args.dump.display(),
         report::thousands(h.total_instances),
         report::human_bytes(h.total_shallow_bytes),
-        census.layout.describe()
+        census.layout_name()
     )?;
+    if h.heap.is_some() {
+        let heaps: Vec<String> = h.heaps.iter().map(|e| e.to_text()).collect();
+        outln!("heaps: {}; --heap NAME or --heap all counts another", heaps.join(", "))?;
+    }
     out!("{}", h.to_text(&report::HistogramText { name_column: name_column.into(), top }))?;
     Ok(Exit::Success)
 }

@@ -53,7 +53,7 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<Exit> {
         format: c.header.version.text().into(),
         id_size: c.header.id_size.bytes() as u32,
         timestamp_ms: c.header.timestamp_ms,
-        layout: c.layout.describe(),
+        layout: c.describe_layout(),
         classes: c.classes.len() as u64,
         objects: snap.object_count(),
         shallow_bytes: r.reachable_bytes + r.unreachable_bytes,
@@ -67,6 +67,7 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<Exit> {
         snapshot_bytes: snap.heap_bytes() as u64,
         warnings: c.warnings.items().iter().map(|w| w.to_string()).collect(),
         dumps,
+        heaps: analysis::heaps(c),
     };
     dump_args::emit(args.json, &info, |r| r.to_text())
 }

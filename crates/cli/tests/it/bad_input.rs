@@ -294,3 +294,79 @@ fn class_statics_are_not_lumped_into_one_java_lang_class_suspect() {
     assert!(!titles.is_empty(), "the dump's own suspect remains");
     assert!(titles.iter().all(|t| !t.contains("java.lang.Class")), "{titles:?}");
 }
+
+#[test]
+fn android_static_overhead_is_the_class_objects_size_and_heaps_are_apart() {
+    // Dalvik (Android 4): 43,687 records, 1,296 of the 1,406 byte[] are $staticOverhead
+    // pseudo-arrays (the corpus README). The app/zygote split was counted by a separate
+    // reader (a Python walk of HEAP DUMP INFO runs): 1,422 and 40,969 objects.
+    let Some(path) = corpus("dialer.android-hprof") else { return };
+    let p = path.to_str().unwrap();
+    let histogram = |extra: &[&str]| -> serde_json::Value {
+        let out = leakscope(&[&["histogram", "--quiet", "--json", "--top", "0", p][..], extra].concat());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let row = |h: &serde_json::Value, name: &str| {
+        h["classes"].as_array().unwrap().iter().find(|r| r["name"] == name).map(|r| r["instances"].as_u64().unwrap())
+    };
+    let all = histogram(&["--heap", "all"]);
+    assert_eq!(row(&all, "byte[]"), Some(110));
+    assert_eq!(row(&all, "int[][]"), Some(37));
+    assert_eq!(row(&all, "java.lang.String[]"), Some(1_396));
+    assert_eq!(all["total_instances"], 43_687 - 1_296);
+    let heaps: Vec<(String, u64)> = all["heaps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["name"].as_str().unwrap().to_owned(), h["instances"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(heaps, [("app".to_owned(), 1_422), ("zygote".to_owned(), 40_969)]);
+    // Like Android Studio, the app heap by default.
+    let app = histogram(&[]);
+    assert_eq!((app["heap"].as_str(), app["total_instances"].as_u64()), (Some("app"), Some(1_422)));
+    let info = leakscope(&["info", "--quiet", "--json", p]);
+    let info: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+    assert_eq!(info["objects"], all["total_instances"], "info counts what histogram --heap all counts");
+    assert!(info["layout"].as_str().unwrap().starts_with("Android Dalvik"), "{}", info["layout"]);
+    // No pseudo-array is an object: ids of real objects are 8-byte aligned, the overhead
+    // arrays' ids are a class id + 1.
+    let out = leakscope(&["dominators", "--quiet", "--json", "--flat", "--top", "0", p]);
+    let doms: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<u64> = doms["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| u64::from_str_radix(o["id"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap())
+        .collect();
+    assert!(ids.len() > 10_000, "{}", ids.len());
+    assert!(ids.iter().all(|id| id % 8 == 0), "an overhead array is listed as an object");
+    let out = leakscope(&["suspects", "--quiet", "--json", p]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("staticOverhead") && !text.contains("\"byte[]\""), "{text}");
+    let out = leakscope(&["histogram", "--heap", "image", p]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no heap named \"image\"; it has app, zygote, or all"));
+}
+
+#[test]
+fn ids_that_are_sequence_numbers_are_said_and_sized_by_the_class_layout() {
+    // The old hprof agent numbers objects (0x50000142, 0x50000143, ...) with 4-byte ids even
+    // on this 64-bit VM (the dump's own java.vm.name says "64-Bit Server VM").
+    let Some(path) = corpus("oracle_jdk7_21_hprofagent.hprof") else { return };
+    let p = path.to_str().unwrap();
+    let per_object = |extra: &[&str]| {
+        let out = leakscope(&[&["histogram", "--json", "--top", "0", p][..], extra].concat());
+        let h: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let object = h["classes"].as_array().unwrap().iter().find(|r| r["name"] == "java.lang.Object").unwrap();
+        let warned = h["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("sequence numbers"));
+        (object["shallow_bytes"].as_u64().unwrap() / object["instances"].as_u64().unwrap(), warned)
+    };
+    // A bare object on 64-bit HotSpot: a 12-byte header aligned to 16 (8 on a 32-bit VM).
+    assert_eq!(per_object(&[]), (16, true));
+    // The layout flags still decide: uncompressed class pointers make the header 16 bytes.
+    assert_eq!(per_object(&["--compressed-class-pointers", "off", "--object-alignment", "32"]), (32, true));
+    let info = leakscope(&["info", "--quiet", p]);
+    assert!(String::from_utf8_lossy(&info.stdout).contains("object ids are sequence numbers, not addresses"));
+}
