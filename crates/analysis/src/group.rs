@@ -14,7 +14,7 @@ use heap::{ObjIdx, RootDetail, Snapshot};
 use report::GroupNode;
 
 use crate::closures::Closures;
-use crate::retention::{retention_roots, strong_bfs, strong_closure, ObjSet, Reached};
+use crate::retention::{path_starts, strong_bfs, strong_closure, ObjSet, Reached};
 
 /// A way to split a group of objects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -309,7 +309,7 @@ fn root_facts(s: &Snapshot) -> RootFacts {
         let key = vec!["Root: static field".into(), c.name.clone(), c.statics[field as usize].name.clone()];
         direct.entry(target).or_default().insert(0, key);
     }
-    let starts_objs = retention_roots(s);
+    let (starts_objs, first) = path_starts(s);
     let describe = |o: ObjIdx| -> Vec<String> {
         match direct.get(&o) {
             Some(paths) => paths[0].clone(),
@@ -328,6 +328,6 @@ fn root_facts(s: &Snapshot) -> RootFacts {
         }
         fresh
     };
-    strong_bfs(s, &starts_objs, claim, &graph::NoProgress);
+    strong_bfs(s, &starts_objs, first, claim, &graph::NoProgress);
     RootFacts { direct, via, starts }
 }

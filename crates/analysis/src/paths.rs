@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use graph::{Packed40, Progress};
 use heap::{ClassKind, ObjIdx, RefStrength, RootDetail, Snapshot};
 
-use crate::retention::{retention_roots, strong_bfs, Reached};
+use crate::retention::{path_starts, strong_bfs, Reached};
 
 /// Where a path starts.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -62,7 +62,7 @@ impl<'a> PathFinder<'a> {
         let n = snap.object_count() as usize;
         let mut parent = Packed40::with_capacity(n);
         (0..n).for_each(|_| parent.push(NONE));
-        let starts = retention_roots(snap);
+        let (starts, first) = path_starts(snap);
         let claim = |o: ObjIdx, how: Reached| {
             let fresh = parent.get(o.index()) == NONE;
             if fresh {
@@ -70,7 +70,7 @@ impl<'a> PathFinder<'a> {
             }
             fresh
         };
-        strong_bfs(snap, &starts, claim, progress);
+        strong_bfs(snap, &starts, first, claim, progress);
         PathFinder { snap, parent, roots: root_infos(snap, &starts) }
     }
 
@@ -207,7 +207,9 @@ fn unknown_root() -> RootInfo {
 /// Describes the root of each start object: the first root record naming it, or a class the VM holds.
 fn root_infos(s: &Snapshot, starts: &[ObjIdx]) -> HashMap<ObjIdx, RootInfo> {
     let mut out = HashMap::new();
-    for r in &s.roots {
+    // An object both a static and a running frame hold is named by the lasting root.
+    let (lasting, frames): (Vec<&heap::Root>, Vec<&heap::Root>) = s.roots.iter().partition(|r| !r.kind.held_by_frame());
+    for r in lasting.into_iter().chain(frames) {
         out.entry(r.object).or_insert_with(|| RootInfo { kind: r.kind.name().into(), detail: root_detail(s, r) });
     }
     for &o in starts {

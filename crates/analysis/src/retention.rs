@@ -157,35 +157,60 @@ pub enum Reached {
     From(ObjIdx),
 }
 
-/// Breadth-first search from `starts` along strong references. `claim(o, how)` is called
-/// when the search meets `o`; it records what the caller keeps and returns true if `o` is
-/// new, so that the search goes on from it. Shortest paths follow from first claims.
+/// Breadth-first search from `starts` along strong references, in two layers: from
+/// `starts[..first]` until nothing more is reached, then from the rest. `claim(o, how)` is
+/// called when the search meets `o`; it records what the caller keeps and returns true if
+/// `o` is new, so that the search goes on from it. Shortest paths follow from first claims.
 pub fn strong_bfs(
     s: &Snapshot,
     starts: &[ObjIdx],
+    first: usize,
     mut claim: impl FnMut(ObjIdx, Reached) -> bool,
     progress: &dyn Progress,
 ) {
     progress.start("shortest paths", s.object_count());
     let mut queue = std::collections::VecDeque::new();
-    for (i, &r) in starts.iter().enumerate() {
-        if claim(r, Reached::Start(i)) {
-            queue.push_back(r);
-        }
-    }
     let mut done = 0u64;
-    while let Some(o) = queue.pop_front() {
-        for e in s.edges(o) {
-            if e.strength == RefStrength::Strong && claim(e.target, Reached::From(o)) {
-                queue.push_back(e.target);
+    for layer in [0..first.min(starts.len()), first.min(starts.len())..starts.len()] {
+        for i in layer {
+            if claim(starts[i], Reached::Start(i)) {
+                queue.push_back(starts[i]);
             }
         }
-        done += 1;
-        if done.is_multiple_of(65536) {
-            progress.advance(65536);
+        while let Some(o) = queue.pop_front() {
+            for e in s.edges(o) {
+                if e.strength == RefStrength::Strong && claim(e.target, Reached::From(o)) {
+                    queue.push_back(e.target);
+                }
+            }
+            done += 1;
+            if done.is_multiple_of(65536) {
+                progress.advance(65536);
+            }
         }
     }
     progress.finish();
+}
+
+/// [`retention_roots`] in the order paths should start from them, and where the second layer
+/// begins: first every object with a root that lasts (a static's class, a JNI global, a
+/// thread, a class the VM holds), then objects only a running frame holds
+/// ([`hprof::RootKind::held_by_frame`]). Native code that happens to hold a static map as a
+/// JNI local while the dump is taken would otherwise be named its holder.
+pub fn path_starts(s: &Snapshot) -> (Vec<ObjIdx>, usize) {
+    let n = s.object_count();
+    let (mut rooted, mut lasting) = (ObjSet::new(n), ObjSet::new(n));
+    for r in &s.roots {
+        rooted.insert(r.object);
+        if !r.kind.held_by_frame() {
+            lasting.insert(r.object);
+        }
+    }
+    let (mut first, frames): (Vec<ObjIdx>, Vec<ObjIdx>) =
+        retention_roots(s).into_iter().partition(|&o| lasting.contains(o) || !rooted.contains(o));
+    let split = first.len();
+    first.extend(frames);
+    (first, split)
 }
 
 /// The dominator tree of a snapshot's strong graph, with every object's retained size.

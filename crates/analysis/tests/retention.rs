@@ -169,3 +169,27 @@ fn group_of_two_caches_retains_what_neither_does_alone() {
     let both = closures.sizes(&[c1, c2]).retained_bytes;
     assert_eq!(both, one + 10 * 24, "the shared values are freed only with both caches");
 }
+
+#[test]
+fn paths_start_from_a_static_before_a_frame_that_happens_to_hold_the_same_object() {
+    // A registry map both a static field and a JNI local hold (native code called with it at
+    // dump time, such as an agent's method hook): the local is one step shorter, the static
+    // is the holder a user must change.
+    let mut h = HeapBuilder::new();
+    let thread_class = h.class("java.lang.Thread", None, &[]);
+    let map = h.class("java.util.HashMap", None, &[("table", Ty::Object)]);
+    let registry = h.class("com.example.Registry", None, &[]);
+    h.sticky_class(registry);
+    let sessions = h.instance(map);
+    let table = h.object_array("[Ljava/lang/Object;", &[None]);
+    h.set(sessions, "table", table);
+    h.static_ref(registry, "sessions", Some(sessions));
+    let thread = h.thread(thread_class, &[("hook", "(Ljava/lang/Object;)V", "Agent.java", 1)]);
+    h.frame_root(thread, 0, sessions);
+    h.root(RootKind::JniLocal, sessions);
+    let s = snapshot(&h);
+    let paths = analysis::PathFinder::new(&s, &NoProgress);
+    let path = paths.path(s.find(table.0).unwrap()).unwrap();
+    assert_eq!(path.root.kind, "system class", "{path:?}");
+    assert_eq!(path.steps.len(), 3, "class Registry -> static sessions -> table");
+}

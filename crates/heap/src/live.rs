@@ -245,12 +245,9 @@ pub(crate) fn trace(g: &impl Traced, roots: &[(u32, RootKind)], mirrors: &[u32],
     let mut sorted: Vec<(u32, RootKind)> = roots.iter().copied().filter(|r| (r.0 as usize) < n).collect();
     sorted.sort_by_key(|r| r.0);
     sorted.dedup_by_key(|r| r.0);
-    // A stack frame's locals change from one moment to the next (a request thread's locals
-    // tie with a static for the shortest path in one heap and not in the next): paths start
-    // from them only where nothing longer-lived leads, as LeakCanary orders them.
-    let (transient, lasting): (Vec<_>, Vec<_>) = sorted.into_iter().partition(|r| {
-        matches!(r.1, RootKind::JavaFrame | RootKind::JniLocal | RootKind::NativeStack | RootKind::ThreadBlock)
-    });
+    // A request thread's locals tie with a static for the shortest path in one heap and not
+    // in the next.
+    let (transient, lasting): (Vec<_>, Vec<_>) = sorted.into_iter().partition(|r| r.1.held_by_frame());
     let mut mirrors = mirrors.to_vec();
     mirrors.sort_unstable();
     let mut weak: Vec<(u32, u32, Via)> = Vec::new();

@@ -237,6 +237,13 @@ pub enum RootKind {
 }
 
 impl RootKind {
+    /// True for roots a thread holds only while a frame runs (a Java frame's local, a JNI
+    /// local, the native stack, a thread block): they change from one moment to the next, so
+    /// paths start from them only where nothing longer-lived leads, as LeakCanary orders them.
+    pub fn held_by_frame(self) -> bool {
+        matches!(self, RootKind::JavaFrame | RootKind::JniLocal | RootKind::NativeStack | RootKind::ThreadBlock)
+    }
+
     /// A short lowercase name for reports (`java frame`, `jni global`).
     pub fn name(self) -> &'static str {
         match self {

@@ -141,3 +141,57 @@ fn outputs_that_cannot_be_written_fail_before_the_analysis() {
     let err = String::from_utf8_lossy(&leakscope(&["histogram", "nope.hprof"]).stderr).into_owned();
     assert_eq!(err.matches("nope.hprof").count(), 1, "{err}");
 }
+
+/// What a dump's GC roots hold, by kind and class, without class mirrors (the agent keeps a
+/// global reference to `java.lang.ref.Reference`'s class, which is loaded anyway) and without
+/// thread objects (the agent's own thread is one); then suspect 1's root kind and structure.
+fn roots_and_suspect(dump: &std::path::Path) -> (Vec<(String, String)>, (String, String)) {
+    let s = heap::Snapshot::build(heap::Dump::open(dump).unwrap(), &Default::default(), &graph::NoProgress).unwrap();
+    let mut held: Vec<(String, String)> = s
+        .roots
+        .iter()
+        .filter(|r| s.mirror_class(r.object).is_none() && r.kind != hprof::RootKind::ThreadObject)
+        .filter(|r| !r.kind.held_by_frame() || r.kind == hprof::RootKind::JniLocal)
+        .map(|r| (r.kind.name().to_owned(), s.type_label(r.object)))
+        .collect();
+    held.sort();
+    let out = leakscope(&["suspects", "--quiet", "--json", dump.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = &v["suspects"][0];
+    let root = first["root"].as_str().unwrap();
+    let kind = root.rsplit_once('(').map_or(root, |(_, k)| k.trim_end_matches(')')).to_owned();
+    let structure = first["data_structure"].as_str().unwrap_or("");
+    let structure: Vec<&str> = structure.split(' ').filter(|w| !w.starts_with("0x")).collect();
+    (held, (kind, structure.join(" ")))
+}
+
+#[test]
+fn the_agent_leaves_the_roots_and_suspects_of_a_heap_as_they_were() {
+    // The same leaking program twice, one with the agent attached and walking the heap: each
+    // dump names the same roots (JNI locals and globals included) and the same suspect.
+    build_agent();
+    let jdk = Jdk::default_jdk();
+    let dir = tempfile::tempdir().unwrap();
+    jdk.compile("Live", dir.path());
+    let plain = jdk.start_with_args(dir.path(), "Live", &["-Xmx200m"], &["map", "40"]);
+    let observed = jdk.start_with_args(dir.path(), "Live", &["-Xmx200m"], &["map", "40"]);
+    let db = dir.path().join("run.db");
+    let pid = observed.pid().to_string();
+    let out = leakscope(&["attach", &pid, "--out", db.to_str().unwrap(), "--budget", "20", "--period", "300ms"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::thread::sleep(Duration::from_secs(8));
+    let dumps: Vec<std::path::PathBuf> = [("plain", &plain), ("observed", &observed)]
+        .into_iter()
+        .map(|(name, jvm)| {
+            let path = dir.path().join(format!("{name}.hprof"));
+            jvm.jcmd(&["GC.heap_dump", path.to_str().unwrap()]);
+            path
+        })
+        .collect();
+    let walks = leakscope(&["growth", "--json", db.to_str().unwrap()]);
+    assert!(walks.status.success(), "the agent recorded: {}", String::from_utf8_lossy(&walks.stderr));
+    let (without, with) = (roots_and_suspect(&dumps[0]), roots_and_suspect(&dumps[1]));
+    assert_eq!(with, without);
+    assert_eq!(with.1 .1, "java.util.HashMap in class Live$SessionStore.sessions");
+}
