@@ -75,12 +75,26 @@ impl DumpArgs {
 
     /// Prints the warnings of a read to stderr, unless quiet, and keeps them for the `--json`
     /// output ([`emit`] adds them as `warnings`, and a cut as `truncated_at`).
+    /// The known-harmless ones are left to `info` ([`Self::print_warnings_explained`]).
     pub fn print_warnings(&self, w: &heap::Warnings) {
+        self.print(w, false);
+    }
+
+    /// [`Self::print_warnings`] with the known-harmless warnings too, each with why it is harmless.
+    pub fn print_warnings_explained(&self, w: &heap::Warnings) {
+        self.print(w, true);
+    }
+
+    fn print(&self, w: &heap::Warnings, explain: bool) {
         let mut kept = READ_WARNINGS.lock().unwrap_or_else(|e| e.into_inner());
         let kept = kept.get_or_insert_with(Default::default);
         for item in w.items() {
             if !self.quiet {
-                eprintln!("warning: {item}");
+                match item.harmless_because(w) {
+                    None => eprintln!("warning: {item}"),
+                    Some(why) if explain => eprintln!("note: {item}: {why}"),
+                    Some(_) => {}
+                }
             }
             kept.0.push(item.to_string());
             if item.kind == heap::WarningKind::Truncated {

@@ -136,4 +136,33 @@ impl Warnings {
     pub fn count(&self, kind: WarningKind) -> u64 {
         self.items.iter().find(|w| w.kind == kind).map_or(0, |w| w.count)
     }
+
+    /// The warnings worth printing on every command: all but the known-harmless ones
+    /// ([`Warning::harmless_because`]), which `info` explains once.
+    pub fn worth_repeating(&self) -> Vec<&Warning> {
+        self.items().into_iter().filter(|w| w.harmless_because(self).is_none()).collect()
+    }
+
+    /// True when no record was cut or skipped: what the dump names is all there.
+    fn whole(&self) -> bool {
+        [WarningKind::Truncated, WarningKind::UnreadableSegmentTail, WarningKind::FieldLengthMismatch]
+            .iter()
+            .all(|&k| self.count(k) == 0)
+    }
+}
+
+impl Warning {
+    /// Why this warning changes nothing a report says, when it is one of the known-harmless
+    /// cases: references to objects a whole dump leaves out. JDK 17's and 25's dumps with G1 or
+    /// Serial always have some (811 and 949 in a small program's dumps, on JDK 17 all from one
+    /// JNI-global `Object[]` in the class-data-sharing archive's address range, naming archived
+    /// objects no code has used); read as null they leave every count, size and path as the
+    /// VM's own walk sees it.
+    /// In a dump with cut or skipped records they may be lost data instead, so they stay.
+    pub fn harmless_because(&self, all: &Warnings) -> Option<&'static str> {
+        (self.kind == WarningKind::DanglingReference && all.whole()).then_some(
+            "the dump leaves those objects out (HotSpot with G1 or Serial leaves out class-data-sharing archive \
+             objects no code has used); read as null, they change no count, size or path",
+        )
+    }
 }

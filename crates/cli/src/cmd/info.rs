@@ -36,7 +36,7 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<Exit> {
     let dump = dump_args::open(&args.dump, &args.dump_args)?;
     let dumps = several_dumps(&dump, &args.dump_args)?;
     let snap = dump_args::snapshot_of(dump, &args.dump, &args.dump_args, &bar)?;
-    args.dump_args.print_warnings(&snap.census.warnings);
+    args.dump_args.print_warnings_explained(&snap.census.warnings);
     let r = analysis::reachability(&snap);
     let mut roots: Vec<report::RootCount> = Vec::new();
     for root in &snap.roots {

@@ -370,3 +370,35 @@ fn ids_that_are_sequence_numbers_are_said_and_sized_by_the_class_layout() {
     let info = leakscope(&["info", "--quiet", p]);
     assert!(String::from_utf8_lossy(&info.stdout).contains("object ids are sequence numbers, not addresses"));
 }
+
+#[test]
+fn references_to_objects_a_whole_dump_leaves_out_are_explained_once_in_info() {
+    let mut h = HeapBuilder::new();
+    let c = h.class("com.example.Item", None, &[("next", Ty::Object)]);
+    let item = h.instance(c);
+    h.set(item, "next", testkit::ObjRef(0x7fff_0000));
+    h.root(RootKind::JniGlobal, item);
+    let (_d, p) = temp_dump(&h.build());
+    let p = p.to_str().unwrap();
+    let info = leakscope(&["info", p]);
+    let err = String::from_utf8_lossy(&info.stderr);
+    assert!(err.contains("note: 1 reference points to no object") && err.contains("change no count"), "{err}");
+    let out = leakscope(&["dominators", "--json", p]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("no object"), "said again by every command: {err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["warnings"][0].as_str().unwrap().contains("points to no object"), "scripts still see it: {v}");
+    // In a cut dump, references to objects past the cut are lost data, said on every command.
+    let mut h = HeapBuilder::new();
+    let c = h.class("com.example.Item", None, &[("next", Ty::Object)]);
+    let items: Vec<testkit::ObjRef> = (0..2000).map(|_| h.instance(c)).collect();
+    for pair in items.windows(2) {
+        h.set(pair[0], "next", pair[1]);
+    }
+    h.root(RootKind::JniGlobal, items[0]);
+    let full = h.segment_bytes(4096).build();
+    let (_d, cut) = temp_dump(&full[..full.len() * 9 / 10]);
+    let out = leakscope(&["dominators", cut.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning: 1 reference points to no object"), "{err}");
+}

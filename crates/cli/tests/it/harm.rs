@@ -195,3 +195,42 @@ fn the_agent_leaves_the_roots_and_suspects_of_a_heap_as_they_were() {
     assert_eq!(with, without);
     assert_eq!(with.1 .1, "java.util.HashMap in class Live$SessionStore.sessions");
 }
+
+/// Dumps `Live steady` on `jdk` with G1.
+fn g1_dump(jdk: &Jdk, dir: &std::path::Path) -> std::path::PathBuf {
+    jdk.compile("Live", dir);
+    let jvm = jdk.start_with_args(dir, "Live", &["-XX:+UseG1GC", "-Xmx200m"], &["steady", "30"]);
+    let path = dir.join("g1.hprof");
+    jvm.jcmd(&["GC.heap_dump", path.to_str().unwrap()]);
+    path
+}
+
+fn explained_once_in_info(jdk: &Jdk) {
+    // HotSpot's G1 dumps name objects of the class-data-sharing archive they leave out: info
+    // says so once, with why it does not matter; the analyses do not repeat it.
+    let dir = tempfile::tempdir().unwrap();
+    let dump = g1_dump(jdk, dir.path());
+    let p = dump.to_str().unwrap();
+    let info = leakscope(&["info", p]);
+    let err = String::from_utf8_lossy(&info.stderr);
+    assert!(err.contains("references point to no object") && err.contains("class-data-sharing"), "{err}");
+    assert!(!err.contains("warning:"), "{err}");
+    for cmd in ["suspects", "dominators", "roots"] {
+        let out = leakscope(&[cmd, p]);
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("no object") && !err.contains("warning:"), "{cmd}: {err}");
+    }
+}
+
+#[test]
+fn harmless_missing_objects_are_explained_once_in_info() {
+    explained_once_in_info(&Jdk::default_jdk());
+}
+
+#[test]
+fn harmless_missing_objects_are_explained_once_in_info_on_jdk25() {
+    if let Some(jdk) = Jdk::require25() {
+        explained_once_in_info(&jdk);
+    }
+}
