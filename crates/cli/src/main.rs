@@ -144,3 +144,27 @@ fn chain(e: &anyhow::Error) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    #[test]
+    fn examples_fit_an_80_column_terminal_so_none_is_split() {
+        // clap wraps help to the terminal; a wrapped example splits a selector or turns a
+        // comment into what looks like a command.
+        fn check(cmd: &clap::Command, path: &str) {
+            if let Some(after) = cmd.get_after_help() {
+                for line in after.to_string().lines() {
+                    assert!(line.chars().count() <= 78, "`{path} --help`: {line:?} is too wide");
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                check(sub, &format!("{path} {}", sub.get_name()));
+            }
+        }
+        check(&Cli::command(), "leakscope");
+    }
+}

@@ -14,7 +14,8 @@ use crate::exit::Exit;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   leakscope api-jar -o lib/leakscope-api.jar
-  javac -cp lib/leakscope-api.jar App.java     # import io.leakscope.LeakScope;")]
+  # App.java has: import io.leakscope.LeakScope;
+  javac -cp lib/leakscope-api.jar App.java")]
 pub struct ApiJarArgs {
     /// Where to write the jar.
     #[arg(short, long, value_name = "FILE", default_value = "leakscope-api.jar")]

@@ -21,11 +21,14 @@ use crate::progress::Bar;
 /// retained sizes). Without the agent, `expectDead` does nothing and there is nothing to check.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
-  leakscope api-jar -o lib/leakscope-api.jar            # compile against it: LeakScope.expectDead(session)
+  # the API to compile against; in Java: LeakScope.expectDead(session);
+  leakscope api-jar -o lib/leakscope-api.jar
   leakscope run -- java -cp app.jar:lib/leakscope-api.jar App
-  leakscope check 12345                                 # dump the JVM and check
+  # dump the running JVM and check it
+  leakscope check 12345
   leakscope check app.hprof --json
-  leakscope check /tmp/leakscope-12345.db               # as of the agent's last heap walk")]
+  # as of the agent's last heap walk
+  leakscope check /tmp/leakscope-12345.db")]
 pub struct CheckArgs {
     /// A process id, a heap dump (.hprof), or an agent run store (RUN.db).
     pub target: String,

@@ -29,10 +29,13 @@ use crate::progress::Bar;
 #[command(after_help = "Examples:
   leakscope growth day1.hprof day2.hprof day3.hprof day4.hprof
   leakscope growth run-*.hprof --json > growth.json
-  leakscope growth base.json p1.hprof p2.hprof p3.hprof --fail-on-growth    # in CI
-  leakscope growth *.hprof --explain com.example.Session                    # why (not)?
+  # in CI: exit 1 when something grows
+  leakscope growth base.json p1.hprof p2.hprof p3.hprof --fail-on-growth
+  # why a class is (or is not) reported
+  leakscope growth *.hprof --explain com.example.Session
   leakscope growth *.hprof --dot slice.dot && dot -Tsvg slice.dot > slice.svg
-  leakscope growth run.db                   # a run recorded by `leakscope run` or `attach`")]
+  # a run recorded by `leakscope run` or `leakscope attach`
+  leakscope growth run.db")]
 pub struct GrowthArgs {
     /// Heap dumps (.hprof) or saved summaries (.json), oldest first; or one agent run store (RUN.db).
     #[arg(required = true, num_args = 1..)]

@@ -23,9 +23,12 @@ use crate::progress::Bar;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   leakscope report day1.hprof day2.hprof day3.hprof -o leak.html
-  leakscope report app.hprof -o app.html          # one heap: suspects, dominators, roots
-  leakscope report run.db -o run.html             # a run recorded by `leakscope run` or `attach`
-  leakscope report *.hprof --json > report.json   # the same model, as JSON")]
+  # one heap: suspects, dominators, roots
+  leakscope report app.hprof -o app.html
+  # a run recorded by `leakscope run` or `leakscope attach`
+  leakscope report run.db -o run.html
+  # the same model, as JSON
+  leakscope report *.hprof --json > report.json")]
 pub struct ReportArgs {
     /// Heap dumps (.hprof) or saved summaries (.json), oldest first; or one agent run store (RUN.db).
     #[arg(required = true, num_args = 1..)]

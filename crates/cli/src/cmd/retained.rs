@@ -19,7 +19,7 @@ use crate::progress::Bar;
 /// whose classes include A, then B).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  leakscope retained app.hprof --select class:com.acme.Session\n  leakscope retained app.hprof --select static:com.acme.Cache.BY_ID --select static:com.acme.Cache.BY_NAME\n  leakscope retained app.hprof --select 'rule:SessionRegistry>Session' --json"
+    after_help = "Examples:\n  leakscope retained app.hprof --select class:com.acme.Session\n  leakscope retained app.hprof --select static:com.acme.Cache.BY_ID \\\n      --select static:com.acme.Cache.BY_NAME\n  leakscope retained app.hprof --select 'rule:SessionRegistry>Session' --json"
 )]
 pub struct RetainedArgs {
     /// The heap dump (.hprof).

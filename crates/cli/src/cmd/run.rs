@@ -109,8 +109,10 @@ fn flag_names(message: &str) -> String {
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   leakscope run --out run.db -- java -Xmx2g -jar service.jar
-  leakscope run --out run.db --budget 0.5 --max-pause 200ms -- java -cp app.jar Main
-  leakscope run --out 'run-%p.db' -- ./gradlew test        # every JVM the script starts
+  leakscope run --out run.db --budget 0.5 --max-pause 200ms \\
+      -- java -cp app.jar Main
+  # every JVM the script starts, one store each
+  leakscope run --out 'run-%p.db' -- ./gradlew test
   leakscope growth run.db")]
 pub struct RunArgs {
     /// The run store to write (`%p` stands for the JVM's process id).

@@ -25,19 +25,29 @@ use crate::progress::Bar;
 /// as `report` reads them; the last one must be a dump for the trees and the inspector.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
-  leakscope serve day1.hprof day2.hprof day3.hprof     # then open http://127.0.0.1:7878/
+  # then open http://127.0.0.1:7878/
+  leakscope serve day1.hprof day2.hprof day3.hprof
   leakscope serve app.hprof --port 9000
-  leakscope serve app.hprof --port 0                   # any free port; the address is printed
-  ssh -L 7878:127.0.0.1:7878 server                    # to look at a dump on another machine
+  # any free port; the address is printed
+  leakscope serve app.hprof --port 0
+  # from your machine, to look at a dump on `server`
+  ssh -L 7878:127.0.0.1:7878 server
 
 JSON API (GET only; every answer is one JSON document):
-  /api/report                                  the report's model, as `report --json`
-  /api/dominators?parent=0xID&offset=0&limit=25  objects a node dominates (no parent: the top)
-  /api/group?by=package,class&node=0&offset=0&limit=25  sub-groups of a grouping node
-  /api/group/sizes?by=package,class&node=N     deep and retained bytes of one group
-  /api/object?id=0xID                          an object: paths from roots, sizes, dominator
-  /api/class?name=NAME                         all instances of a class together
-  /api/search?q=TEXT&offset=0&limit=25         classes whose name contains TEXT")]
+  /api/report
+      the report's model, as `report --json`
+  /api/dominators?parent=0xID&offset=0&limit=25
+      objects a node dominates (no parent: the top)
+  /api/group?by=package,class&node=0&offset=0&limit=25
+      sub-groups of a grouping node
+  /api/group/sizes?by=package,class&node=N
+      deep and retained bytes of one group
+  /api/object?id=0xID
+      an object: paths from roots, sizes, dominator
+  /api/class?name=NAME
+      all instances of a class together
+  /api/search?q=TEXT&offset=0&limit=25
+      classes whose name contains TEXT")]
 pub struct ServeArgs {
     /// Heap dumps (.hprof) or saved summaries (.json), oldest first; or one agent run store (RUN.db).
     #[arg(required = true, num_args = 1..)]

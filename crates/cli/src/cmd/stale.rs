@@ -21,9 +21,11 @@ use crate::heap_series;
 /// yet); an object not used since it was first watched is aged from that moment.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
-  leakscope run --watch 'rule:SessionRegistry>Session' --out run.db -- java -jar app.jar
+  leakscope run --watch 'rule:SessionRegistry>Session' --out run.db \\
+      -- java -jar app.jar
   leakscope stale run.db
-  leakscope stale 12345 --older-than 10m --json     # the JVM recording with --watch")]
+  # a JVM recording with --watch
+  leakscope stale 12345 --older-than 10m --json")]
 pub struct StaleArgs {
     /// A run store written with --watch, or the process id of a JVM recording one.
     pub target: String,

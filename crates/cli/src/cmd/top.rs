@@ -19,7 +19,8 @@ use crate::exit::Exit;
 #[command(after_help = "Examples:
   leakscope top 12345
   leakscope top run.db --once
-  leakscope top 12345 --json          # one refresh as JSON")]
+  # one refresh as JSON
+  leakscope top 12345 --json")]
 pub struct TopArgs {
     /// Process id of a JVM with the agent, or a run store (RUN.db).
     pub target: String,
