@@ -92,13 +92,32 @@ impl Jdk {
         if let Ok(home) = std::env::var("JAVA_HOME") {
             let bin = Path::new(&home).join("bin");
             if bin.join("jcmd").exists() {
-                return Jdk { bin };
+                return Jdk::used(bin);
             }
         }
         let out = Command::new("sh").args(["-c", "readlink -f \"$(command -v javac)\""]).output().expect("sh");
         let javac = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
         assert!(javac.exists(), "javac not found: the JVM tests need a JDK (see .ci/run)");
-        Jdk { bin: javac.parent().unwrap().to_owned() }
+        Jdk::used(javac.parent().unwrap().to_owned())
+    }
+
+    /// The JDK in `bin`, noted in `$LEAKSCOPE_JDK_LOG` (when set) as used by the running test,
+    /// so that `scripts/test` can say how many tests ran on each JDK.
+    fn used(bin: PathBuf) -> Jdk {
+        if let Ok(log) = std::env::var("LEAKSCOPE_JDK_LOG") {
+            let release = std::fs::read_to_string(bin.join("../release")).unwrap_or_default();
+            let version = release
+                .lines()
+                .find_map(|l| l.strip_prefix("JAVA_VERSION="))
+                .map_or("unknown".to_owned(), |v| v.trim_matches('"').to_owned());
+            let test = std::thread::current().name().unwrap_or("?").to_owned();
+            if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(log) {
+                use std::io::Write;
+                // One short write per line: appends from parallel tests do not interleave.
+                let _ = f.write_all(format!("{version}\t{test}\n").as_bytes());
+            }
+        }
+        Jdk { bin }
     }
 
     /// JDK 25, which CI must have (see [`missing`]).
@@ -113,7 +132,7 @@ impl Jdk {
     /// JDK 25 at its usual place, if installed.
     pub fn jdk25() -> Option<Jdk> {
         let bin = PathBuf::from("/usr/lib/jvm/temurin-25-jdk-amd64/bin");
-        bin.join("jcmd").exists().then_some(Jdk { bin })
+        bin.join("jcmd").exists().then(|| Jdk::used(bin))
     }
 
     pub fn tool(&self, name: &str) -> Command {
