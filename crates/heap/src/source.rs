@@ -32,11 +32,16 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Unpacks a gzip stream (all its members) into an unlinked temporary file in `tmp`. A stream
 /// cut short keeps what was unpacked: the HPROF reader then reports the dump as truncated.
+#[allow(unsafe_code)] // maps the compressed file; see SAFETY below
 fn unpack(file: std::fs::File, tmp: Option<&Path>) -> std::io::Result<std::fs::File> {
     let dir = tmp.map_or_else(std::env::temp_dir, Path::to_path_buf);
     let mut out = tempfile::tempfile_in(&dir)
         .map_err(|e| std::io::Error::new(e.kind(), format!("cannot unpack into {}: {e}", dir.display())))?;
-    let mut gz = flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 20, file));
+    // SAFETY: as for the dump itself in `Dump::open_in`: read-only, and compressed dumps are
+    // not modified while they are read.
+    let packed = unsafe { memmap2::Mmap::map(&file) }?;
+    let done = unpack_members(&packed, &mut out)?;
+    let mut gz = flate2::read::MultiGzDecoder::new(&packed[done..]);
     match std::io::copy(&mut gz, &mut out) {
         Ok(_) => {}
         Err(e) if matches!(e.kind(), std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::InvalidInput) => {}
@@ -44,6 +49,55 @@ fn unpack(file: std::fs::File, tmp: Option<&Path>) -> std::io::Result<std::fs::F
     }
     out.rewind()?;
     Ok(out)
+}
+
+/// Largest member [`unpack_members`] unpacks in memory; HotSpot's are 1 MiB.
+const MEMBER_CAP: u64 = 16 << 20;
+
+/// Unpacks the leading gzip members of `packed` into `out` in parallel, as far as they are
+/// small (HotSpot's `-gz` writes one member per block of about 1 MiB), and returns how many
+/// bytes of `packed` that consumed; the caller unpacks the rest in one stream (a single
+/// member, as `gzip` writes, or a cut tail). Member boundaries are not indexed, so every
+/// place a gzip header could start is unpacked speculatively, a batch at a time; the chain of
+/// members that really follow one another from the current position is kept, the rest
+/// (compressed bytes that happen to look like a header) is dropped.
+fn unpack_members(packed: &[u8], out: &mut impl std::io::Write) -> std::io::Result<usize> {
+    use rayon::prelude::*;
+    let batch = 4 * rayon::current_num_threads().max(1);
+    let mut pos = 0;
+    while pos < packed.len() {
+        let starts: Vec<usize> = member_starts(packed, pos).take(batch).collect();
+        let members: Vec<Option<(usize, Vec<u8>)>> = starts.par_iter().map(|&s| member(&packed[s..])).collect();
+        let before = pos;
+        while let Some(i) = starts.iter().position(|&s| s == pos) {
+            let Some((consumed, bytes)) = &members[i] else { break };
+            out.write_all(bytes)?;
+            pos += consumed;
+        }
+        if pos == before {
+            break;
+        }
+    }
+    Ok(pos)
+}
+
+/// Offsets from `from` on where a gzip member header could begin: magic, deflate, no
+/// reserved flag bits.
+fn member_starts(packed: &[u8], from: usize) -> impl Iterator<Item = usize> + '_ {
+    (from..packed.len().saturating_sub(3))
+        .filter(move |&i| packed[i] == 0x1f && packed[i + 1] == 0x8b && packed[i + 2] == 8 && packed[i + 3] & 0xe0 == 0)
+}
+
+/// The member at the start of `bytes`, unpacked, with the bytes it took; `None` when it is not
+/// one, is cut short, or unpacks to more than [`MEMBER_CAP`].
+fn member(bytes: &[u8]) -> Option<(usize, Vec<u8>)> {
+    let mut gz = flate2::bufread::GzDecoder::new(bytes);
+    let mut unpacked = Vec::new();
+    (&mut gz).take(MEMBER_CAP + 1).read_to_end(&mut unpacked).ok()?;
+    if unpacked.len() as u64 > MEMBER_CAP {
+        return None;
+    }
+    Some((bytes.len() - gz.into_inner().len(), unpacked))
 }
 
 impl Dump {
@@ -140,5 +194,48 @@ impl Dump {
     /// Where the bytes came from, if a file.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    fn gzip(data: &[u8], level: u32) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// Unpacks as `unpack` does: the members in parallel, the rest in one stream.
+    fn unpacked(packed: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let done = unpack_members(packed, &mut out).unwrap();
+        let _ = flate2::read::MultiGzDecoder::new(&packed[done..]).read_to_end(&mut out);
+        out
+    }
+
+    #[test]
+    fn many_members_unpack_in_order_past_bytes_that_look_like_members() {
+        // Stored (level 0) members whose data holds a whole gzip member: the compressed
+        // stream then has headers, even valid members, that are not members of it.
+        let inner = gzip(b"not part of the stream's own chain", 6);
+        let blocks: Vec<Vec<u8>> = (0..40u8)
+            .map(|i| [vec![i; 3000], inner.clone(), (0..2000).map(|k| (k % 251) as u8 ^ i).collect()].concat())
+            .collect();
+        let packed: Vec<u8> = blocks.iter().enumerate().flat_map(|(i, b)| gzip(b, (i % 2) as u32 * 6)).collect();
+        assert_eq!(unpacked(&packed), blocks.concat());
+        // Cut inside the last member: everything before it, and what the stream gives of it.
+        let cut = &packed[..packed.len() - 100];
+        let got = unpacked(cut);
+        let whole_members: usize = blocks[..39].iter().map(Vec::len).sum();
+        assert!(got.len() >= whole_members && blocks.concat().starts_with(&got), "{}", got.len());
+        // One member bigger than the cap goes to the stream whole.
+        let big: Vec<u8> = (0..(MEMBER_CAP as usize + 10)).map(|k| (k * 7 % 256) as u8).collect();
+        let mut out = Vec::new();
+        assert_eq!(unpack_members(&gzip(&big, 1), &mut out).unwrap(), 0);
+        assert_eq!(unpacked(&gzip(&big, 1)), big);
     }
 }
