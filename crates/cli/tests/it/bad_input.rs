@@ -4,7 +4,7 @@
 use hprof::RootKind;
 use testkit::{HeapBuilder, Ty};
 
-use crate::support::{leakscope, temp_dump};
+use crate::support::{json, leakscope, temp_dump};
 
 fn run(bytes: &[u8]) -> (i32, String, String) {
     let (_d, p) = temp_dump(bytes);
@@ -302,11 +302,7 @@ fn android_static_overhead_is_the_class_objects_size_and_heaps_are_apart() {
     // reader (a Python walk of HEAP DUMP INFO runs): 1,422 and 40,969 objects.
     let Some(path) = corpus("dialer.android-hprof") else { return };
     let p = path.to_str().unwrap();
-    let histogram = |extra: &[&str]| -> serde_json::Value {
-        let out = leakscope(&[&["histogram", "--quiet", "--json", "--top", "0", p][..], extra].concat());
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let histogram = |extra: &[&str]| json(&[&["histogram", "--quiet", "--json", "--top", "0", p][..], extra].concat());
     let row = |h: &serde_json::Value, name: &str| {
         h["classes"].as_array().unwrap().iter().find(|r| r["name"] == name).map(|r| r["instances"].as_u64().unwrap())
     };
@@ -325,14 +321,12 @@ fn android_static_overhead_is_the_class_objects_size_and_heaps_are_apart() {
     // Like Android Studio, the app heap by default.
     let app = histogram(&[]);
     assert_eq!((app["heap"].as_str(), app["total_instances"].as_u64()), (Some("app"), Some(1_422)));
-    let info = leakscope(&["info", "--quiet", "--json", p]);
-    let info: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+    let info = json(&["info", "--quiet", "--json", p]);
     assert_eq!(info["objects"], all["total_instances"], "info counts what histogram --heap all counts");
     assert!(info["layout"].as_str().unwrap().starts_with("Android Dalvik"), "{}", info["layout"]);
     // No pseudo-array is an object: ids of real objects are 8-byte aligned, the overhead
     // arrays' ids are a class id + 1.
-    let out = leakscope(&["dominators", "--quiet", "--json", "--flat", "--top", "0", p]);
-    let doms: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doms = json(&["dominators", "--quiet", "--json", "--flat", "--top", "0", p]);
     let ids: Vec<u64> = doms["objects"]
         .as_array()
         .unwrap()

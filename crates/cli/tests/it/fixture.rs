@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::jvm::{parse_jcmd, parse_leakscope};
-use crate::support::leakscope;
+use crate::support::{json, leakscope};
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name).to_string_lossy().into_owned()
@@ -61,12 +61,6 @@ fn help_teaches() {
     let out = leakscope(&["--help"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("histogram") && text.contains("info") && text.contains("0 success"), "{text}");
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = leakscope(args);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("one JSON document")
 }
 
 #[test]

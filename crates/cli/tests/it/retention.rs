@@ -5,7 +5,7 @@ use analysis::{retention_roots, strong_closure, ObjSet};
 use graph::NoProgress;
 use heap::{Dump, ObjIdx, Snapshot};
 
-use crate::support::{leakscope, Jdk};
+use crate::support::{json, Jdk};
 
 /// Dumps a Java program from `tests/java` after it printed READY.
 fn dump_of(main: &str, args: &[&str], xmx: &str) -> (tempfile::TempDir, std::path::PathBuf) {
@@ -27,12 +27,6 @@ fn retained_by_reachability(s: &Snapshot, x: &[ObjIdx]) -> u64 {
         avoid.insert(o);
     });
     bytes(&strong_closure(s, &roots, None)) - bytes(&strong_closure(s, &roots, Some(&avoid)))
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = leakscope(args);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("JSON")
 }
 
 fn snapshot(path: &std::path::Path) -> Snapshot {

@@ -12,6 +12,13 @@ pub fn leakscope(args: &[&str]) -> Output {
 
 /// Builds the agent library next to the `leakscope` binary, where `run` and `attach` look for
 /// it: `cargo test` builds a cdylib only for its own package's tests, not for a dependent's.
+/// Runs `leakscope ARGS...`, which must succeed, and parses its stdout as one JSON document.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let out = leakscope(args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("one JSON document")
+}
+
 pub fn build_agent() {
     static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
     BUILT.get_or_init(|| {
