@@ -1,5 +1,5 @@
 //! Selectors: which objects a question is about (`class:NAME`, `class:NAME+`, `id:0xADDR`,
-//! `static:CLASS.FIELD`, `rule:A>B>C`), as documented in DESIGN.md.
+//! `static:CLASS.FIELD`, `rule:A>B>C`), as documented in docs/architecture.md.
 
 use std::str::FromStr;
 

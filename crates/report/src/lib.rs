@@ -1,5 +1,5 @@
 //! The result model shared by every output of leakscope: each report is a plain serde
-//! struct whose JSON form is the interface documented in DESIGN.md, and which renders
+//! struct whose JSON form is the interface documented in docs/architecture.md, and which renders
 //! itself as text for people.
 //!
 //! ```

@@ -166,14 +166,10 @@ fn bad_usage_is_exit_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("power of two"));
 }
 
-/// A dump from another project's test suite, in `../shared/corpus/` beside the repository.
-fn corpus(name: &str) -> Option<std::path::PathBuf> {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus").join(name);
-    if !p.exists() {
-        crate::support::missing(&format!("../shared/corpus/{name}"));
-        return None;
-    }
-    Some(p)
+/// A dump from another project's test suite, in `tests/fixtures/corpus/` (its README says
+/// what each one is and where it came from).
+fn corpus(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/corpus").join(name)
 }
 
 /// `info --json` and `histogram --json` of a dump, without the file name.
@@ -189,7 +185,7 @@ fn described(path: &std::path::Path) -> (serde_json::Value, serde_json::Value) {
 
 #[test]
 fn gzip_dumps_read_as_their_unpacked_copies() {
-    let Some(gz) = corpus("openjdk_jdk11_04_x64.hprof.gz") else { return };
+    let gz = corpus("openjdk_jdk11_04_x64.hprof.gz");
     let dir = tempfile::tempdir().unwrap();
     // gzip's own unpacking is the oracle.
     let plain = dir.path().join("plain.hprof");
@@ -225,7 +221,7 @@ fn gzip_dumps_read_as_their_unpacked_copies() {
 #[test]
 fn two_heap_dumps_in_one_file_are_told_apart() {
     // Written by the old -agentlib:hprof: two dumps, 3,632 then 3,665 objects (the corpus README).
-    let Some(path) = corpus("oracle_jdk7_21_hprofagent.hprof") else { return };
+    let path = corpus("oracle_jdk7_21_hprofagent.hprof");
     let p = path.to_str().unwrap();
     let count = |extra: &[&str]| {
         let info = leakscope(&[&["info", "--json", p][..], extra].concat());
@@ -285,7 +281,7 @@ fn selectors_take_short_names_and_refuse_unknown_classes_with_suggestions() {
 fn class_statics_are_not_lumped_into_one_java_lang_class_suspect() {
     // On this MAT test dump, 1,854 classes' statics together passed the threshold and made
     // "1,854 instances of java.lang.Class" a suspect whose contents were one class's statics.
-    let Some(gz) = corpus("openjdk_jdk11_04_x64.hprof.gz") else { return };
+    let gz = corpus("openjdk_jdk11_04_x64.hprof.gz");
     let out = leakscope(&["suspects", "--quiet", "--json", gz.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -300,7 +296,7 @@ fn android_static_overhead_is_the_class_objects_size_and_heaps_are_apart() {
     // Dalvik (Android 4): 43,687 records, 1,296 of the 1,406 byte[] are $staticOverhead
     // pseudo-arrays (the corpus README). The app/zygote split was counted by a separate
     // reader (a Python walk of HEAP DUMP INFO runs): 1,422 and 40,969 objects.
-    let Some(path) = corpus("dialer.android-hprof") else { return };
+    let path = corpus("dialer.android-hprof");
     let p = path.to_str().unwrap();
     let histogram = |extra: &[&str]| json(&[&["histogram", "--quiet", "--json", "--top", "0", p][..], extra].concat());
     let row = |h: &serde_json::Value, name: &str| {
@@ -348,7 +344,7 @@ fn android_static_overhead_is_the_class_objects_size_and_heaps_are_apart() {
 fn ids_that_are_sequence_numbers_are_said_and_sized_by_the_class_layout() {
     // The old hprof agent numbers objects (0x50000142, 0x50000143, ...) with 4-byte ids even
     // on this 64-bit VM (the dump's own java.vm.name says "64-Bit Server VM").
-    let Some(path) = corpus("oracle_jdk7_21_hprofagent.hprof") else { return };
+    let path = corpus("oracle_jdk7_21_hprofagent.hprof");
     let p = path.to_str().unwrap();
     let per_object = |extra: &[&str]| {
         let out = leakscope(&[&["histogram", "--json", "--top", "0", p][..], extra].concat());

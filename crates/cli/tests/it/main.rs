@@ -3,6 +3,7 @@
 mod agent;
 mod apps;
 mod bad_input;
+mod docs;
 mod expect;
 mod fixture;
 mod growth;
