@@ -89,11 +89,25 @@ pub fn loader_leak_details(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, 
     loaders.sort_unstable();
     loaders.dedup();
     leak.held_by = paths.report(String::new(), &loaders, 3).paths;
-    // The copies held the way most are: the stale ones (the live deployment is held by the
-    // server, the leaked ones by what the application left registered outside itself).
-    let shapes: Vec<Option<String>> = loaders.iter().map(|&o| paths.shape_of(o)).collect();
-    let most = shapes.iter().max_by_key(|k| shapes.iter().filter(|x| x == k).count()).cloned().flatten();
-    let stale: Vec<ObjIdx> = loaders.iter().zip(&shapes).filter(|(_, k)| **k == most).map(|(&o, _)| o).collect();
+    // The stale copies: those that nothing holds but what their own shortest path goes
+    // through. Cut from each path the objects no other copy's path shares (its own shutdown
+    // hook, say), and see which copies the roots no longer reach: the live deployment is
+    // still held by the server, however long that path is, the leaked ones are not.
+    let chains: Vec<Vec<ObjIdx>> = loaders.iter().filter_map(|&o| paths.chain(o)).collect();
+    let mut uses: FxHashMap<ObjIdx, u32> = FxHashMap::default();
+    for o in chains.iter().flat_map(|c| c.iter().copied().collect::<FxHashSet<_>>()) {
+        *uses.entry(o).or_default() += 1;
+    }
+    let mut own = ObjSet::new(s.object_count());
+    for c in &chains {
+        for &o in &c[..c.len() - 1] {
+            if uses[&o] == 1 {
+                own.insert(o);
+            }
+        }
+    }
+    let still = strong_closure(s, &retention_roots(s), Some(&own));
+    let stale: Vec<ObjIdx> = loaders.iter().copied().filter(|&o| !still.contains(o)).collect();
     leak.stale = stale.len() as u64;
     leak.retained_bytes = Some(retained_together(s, r, &stale));
 }

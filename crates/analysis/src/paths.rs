@@ -138,13 +138,8 @@ impl<'a> PathFinder<'a> {
         report::PathsReport { selector, selected: objects.len() as u64, paths, unreachable, more_shapes }
     }
 
-    /// The shape of `o`'s shortest path, as [`PathFinder::merged`] groups paths: root, classes
-    /// and fields, array indices and repeated steps through one class aside.
-    pub(crate) fn shape_of(&self, o: ObjIdx) -> Option<String> {
-        self.chain(o).map(|chain| self.shape(&chain))
-    }
-
-    fn chain(&self, o: ObjIdx) -> Option<Vec<ObjIdx>> {
+    /// The objects of `o`'s shortest path, from the root object to `o`.
+    pub(crate) fn chain(&self, o: ObjIdx) -> Option<Vec<ObjIdx>> {
         let mut chain = vec![o];
         let mut cur = o;
         loop {

@@ -186,8 +186,8 @@ pub struct LoaderLeak {
     pub copies: Vec<u64>,
     /// What keeps the copies' loaders alive in the last heap: path shapes, most copies first.
     pub held_by: Vec<crate::paths::PathEntry>,
-    /// Copies in the last heap held the way most of them are (the first of `held_by`): the
-    /// stale ones, when the live deployment is held otherwise.
+    /// Copies in the last heap that nothing holds but their own shortest paths: the stale
+    /// ones (the live deployment is held by the server too).
     pub stale: u64,
     /// Bytes those copies' loaders retain together in the last heap (their classes, statics
     /// and everything only they keep).
@@ -408,7 +408,7 @@ fn loader_leak_text(o: &mut String, l: &LoaderLeak) {
     );
     let _ = writeln!(o, "   copies per heap: {}", series_text(&l.copies, thousands));
     if let Some(b) = l.retained_bytes {
-        let _ = writeln!(o, "   the {} held alike retain {} together", thousands(l.stale), human_bytes(b));
+        let _ = writeln!(o, "   the {} stale copies retain {} together", thousands(l.stale), human_bytes(b));
     }
     for p in &l.held_by {
         let _ = writeln!(o, "   {} of them kept alive from {} {}:", thousands(p.count), p.root.kind, p.root.detail);

@@ -309,7 +309,7 @@ fn loader_leak(h: &mut String, l: &LoaderLeak, labels: &[String]) {
         thousands(l.class_count),
         esc(&l.loader),
         l.retained_bytes
-            .map(|b| format!("; the {} held alike retain {} together", thousands(l.stale), human_bytes(b)))
+            .map(|b| format!("; the {} stale copies retain {} together", thousands(l.stale), human_bytes(b)))
             .unwrap_or_default()
     );
     h.push_str(&line_chart(&[("copies", &l.copies)], labels, 560, 160));

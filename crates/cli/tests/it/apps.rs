@@ -149,9 +149,11 @@ fn tomcat_redeploys_a_webapp_whose_old_copies_stay(jdk: Option<Jdk>) {
     // One deployment before each of the nine phases (the warm-up included), none collected.
     let copies: Vec<u64> = leak["copies"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect();
     assert_eq!(copies, (2..=9).collect::<Vec<u64>>());
-    // The stale eight are held by the shutdown hooks they registered; the live one by Tomcat.
+    // Every copy is held by the shutdown hook it registered, the live one's too (Tomcat holds
+    // the live one as well, but only from the main thread's frame, and paths start from
+    // lasting roots first); eight of them are stale.
     let held = &leak["held_by"][0];
-    assert_eq!(held["count"], 8);
+    assert_eq!(held["count"], 9);
     let fields: Vec<&str> = held["steps"].as_array().unwrap().iter().filter_map(|s| s["field"].as_str()).collect();
     assert!(fields.contains(&"static hooks") && fields.last() == Some(&"contextClassLoader"), "{fields:?}");
     assert_eq!(leak["stale"], 8);
@@ -211,10 +213,11 @@ fn three_dumps_taken_at_uneven_times_and_a_gate_that_cannot_judge() {
     let (jdk, Some(cp)) = (Jdk::default_jdk(), classpath()) else { return };
     let dir = tempfile::tempdir().unwrap();
     let dumps = series(&jdk, &cp, "tomcat-sessions", dir.path());
-    // Dumps 1, 2 and 5: taken after phases 1, 2 and 5, so the third interval is three times
-    // the first. Judged per heap, the sessions' steps look like noise; per unit of time, a
-    // steady leak.
-    let uneven = [dumps[0].clone(), dumps[1].clone(), dumps[4].clone()];
+    // The first, second and last dumps: the second interval is seven phases, the first one.
+    // (With dumps 1, 2 and 5, three phases against one, a loaded machine sometimes stretched
+    // the first interval past half the second, and times no longer counted as uneven.) Judged
+    // per heap, the sessions' steps look like noise; per unit of time, a steady leak.
+    let uneven = [dumps[0].clone(), dumps[1].clone(), dumps[dumps.len() - 1].clone()];
     let report = growth(&uneven);
     let notes = report["notes"].to_string();
     assert!(notes.contains("uneven times"), "{notes}");
