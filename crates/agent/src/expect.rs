@@ -44,6 +44,21 @@ pub struct Expectation {
     pub checked: Option<(u64, Vec<String>)>,
 }
 
+impl Expectation {
+    /// As the run store keeps it; `names` names class ids.
+    pub fn row(&self, names: &[String]) -> runstore::StoredExpectation {
+        runstore::StoredExpectation {
+            class: names.get(self.class as usize).map_or("(unknown class)", String::as_str).to_owned(),
+            site: self.site.clone(),
+            at_ms: self.at_ms,
+            freed: self.freed,
+            checked_ms: self.checked.as_ref().map(|(t, _)| *t),
+            reached: self.checked.as_ref().is_some_and(|(_, held)| !held.is_empty()),
+            held_by: self.checked.as_ref().map(|(_, held)| held.clone()).unwrap_or_default(),
+        }
+    }
+}
+
 /// Every expectation of this run, by slot.
 #[derive(Debug, Default)]
 pub struct Expectations {

@@ -2,7 +2,7 @@
 //!
 //! Loaded with `-agentpath:libleakscope_agent.so=OPTIONS` or attached late with
 //! `jcmd PID JVMTI.agent_load` (what `leakscope attach` does). Two signals go into one run
-//! store ([`store`]):
+//! store (the `runstore` crate):
 //!
 //! - **cheap and continuous**: sampled allocations (`SampledObjectAlloc`) tagged and tracked
 //!   to their death (`ObjectFree`) estimate the live bytes per class and allocation site; the
@@ -21,9 +21,7 @@ mod classes;
 pub mod expect;
 pub mod instrument;
 mod jvmti;
-pub mod options;
 mod sampler;
-pub mod store;
 mod walk;
 mod watch;
 mod worker;
@@ -35,7 +33,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use jvmti::{event, Capabilities, Env, EventCallbacks, FrameInfo, Jint, Jlong, Jni, Jobject, Vm};
-use options::Options;
+use runstore::Options;
 
 /// Converts a JVMTI class signature (`Ljava/util/HashMap$Node;`, `[I`) to a Java source name.
 pub fn source_name(signature: &str) -> String {
@@ -49,22 +47,6 @@ pub fn source_name(signature: &str) -> String {
 /// `leakscope-api.jar`, the Java side of `LeakScope.expectDead`, built from
 /// `java/io/leakscope/LeakScope.java` (empty when no JDK was found at build time).
 pub const API_JAR: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/leakscope-api.jar"));
-
-/// Sampling intervals a class must grow by before it can be a candidate.
-pub const SAMPLES_FOR_GROWTH: u64 = 8;
-
-/// The ranking options for sampled snapshots taken at mean sampling `interval`: a class's
-/// sampled volume moves in steps of about one interval and a count of samples is noisy
-/// (Poisson), so growth of fewer than [`SAMPLES_FOR_GROWTH`] intervals is not judged.
-pub fn sampled_options(base: &growth::Options, interval: u64) -> growth::Options {
-    growth::Options { min_growth_bytes: base.min_growth_bytes.max(SAMPLES_FOR_GROWTH * interval), ..*base }
-}
-
-/// Where the agent of JVM `pid` says its run store is: a one-line file per JVM in the
-/// temporary directory, so that `leakscope top PID` finds a store written to any path.
-pub fn pointer_file(pid: u32) -> std::path::PathBuf {
-    std::env::temp_dir().join("leakscope-runs").join(pid.to_string())
-}
 
 struct Agent {
     env: Env,

@@ -12,6 +12,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 use growth::{statics_of, ClassVolume, EdgeVolume, HeapSummary};
+use runstore::HolderChain;
 use rustc_hash::FxHashMap;
 
 use crate::classes::{class_id, is_reference, HOLDER_BIT, SAMPLE_BIT, WATCH_BIT};
@@ -75,20 +76,6 @@ pub struct Holders {
     links: Vec<Link>,
     containers: usize,
     walks: u64,
-}
-
-/// A container and the chain of what holds it, as seen by the last walk.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HolderChain {
-    /// Class of the container object.
-    pub container: String,
-    /// Class of the big array it references.
-    pub array: String,
-    /// Bytes of that array.
-    pub bytes: u64,
-    /// Holders from the container outwards: class names, `class NAME` for static fields,
-    /// `root KIND` for GC roots; ends in `…` while the chain is still being followed.
-    pub path: Vec<String>,
 }
 
 impl Holders {

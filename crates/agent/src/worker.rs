@@ -8,8 +8,8 @@ use growth::{ClassVolume, HeapSummary};
 
 use crate::classes::REFERENCE;
 use crate::jvmti::{Jint, Jni};
-use crate::store::{SampledClass, Store};
 use crate::{disable, events_off, events_on, Agent, AGENT};
+use runstore::{SampledClass, Store};
 
 /// Sampled snapshots the online ranking looks at.
 const RECENT: usize = 64;
@@ -127,7 +127,7 @@ impl<'a> Worker<'a> {
             let _ = std::fs::create_dir_all(dir);
         }
         let store = Store::create(&a.opts.out, &meta).map_err(|e| format!("cannot write the run store: {e}"))?;
-        let pointer = crate::pointer_file(std::process::id());
+        let pointer = runstore::pointer_file(std::process::id());
         if let Some(dir) = pointer.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
@@ -269,7 +269,7 @@ impl<'a> Worker<'a> {
         if self.recent.len() > RECENT {
             self.recent.remove(0);
         }
-        let opts = crate::sampled_options(&growth::Options::default(), u64::from(a.opts.interval));
+        let opts = growth::Options::default().for_samples(u64::from(a.opts.interval));
         self.candidates = growth::analyze(&self.recent, &opts, &[]).candidates.into_iter().map(|c| c.class).collect();
         Ok(())
     }
@@ -316,16 +316,16 @@ impl<'a> Worker<'a> {
         let predicted = Duration::from_secs_f64(objects * self.ns_per_object * 1e-9);
         let wanted = self.walks < FIRST_WALKS
             || !self.candidates.is_empty()
-            || self.last_walk.map_or(true, |(t, _, _)| t.elapsed() >= a.opts.walk_every);
+            || self.last_walk.is_none_or(|(t, _, _)| t.elapsed() >= a.opts.walk_every);
         if !wanted {
             return Ok(false);
         }
         // A walk stops at max_pause, so trying costs at most that: the first try happens
         // whatever the prediction (sampled counts include garbage a walk never visits), and a
         // try every RETRY_AFTER keeps a stale prediction from ruling walks out forever.
-        let may_try = self.last_try.map_or(true, |t| t.elapsed() >= RETRY_AFTER);
+        let may_try = self.last_try.is_none_or(|t| t.elapsed() >= RETRY_AFTER);
         if predicted > a.opts.max_pause && !may_try {
-            if self.last_skip_note.map_or(true, |t| t.elapsed() >= Duration::from_secs(600)) {
+            if self.last_skip_note.is_none_or(|t| t.elapsed() >= Duration::from_secs(600)) {
                 self.last_skip_note = Some(Instant::now());
                 let msg = format!(
                     "heap walk skipped: predicted pause {:.2} s exceeds max_pause {:.2} s; candidates are still ranked from samples (raise max_pause to get slices)",
@@ -439,7 +439,7 @@ impl<'a> Worker<'a> {
             };
             rows.push((
                 *slot,
-                crate::store::WatchedObject {
+                runstore::WatchedObject {
                     class: names.get(*class as usize).cloned().unwrap_or_default(),
                     holders: holders.clone(),
                     tagged_ms: self.tagged_ms.get(slot).copied().unwrap_or(0),
@@ -460,6 +460,7 @@ impl<'a> Worker<'a> {
 
     fn write_expectations(&mut self) -> Result<(), String> {
         let names = self.a.classes.names();
-        self.store.write_expectations(&self.a.expectations.all(), &names).map_err(|e| e.to_string())
+        let rows: Vec<runstore::StoredExpectation> = self.a.expectations.all().iter().map(|x| x.row(&names)).collect();
+        self.store.write_expectations(&rows).map_err(|e| e.to_string())
     }
 }

@@ -31,7 +31,7 @@ pub fn kind(path: &Path) -> anyhow::Result<InputKind> {
         Ok(InputKind::Dump)
     } else if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
         Ok(InputKind::Summary)
-    } else if agent::store::is_sqlite(head) {
+    } else if runstore::is_sqlite(head) {
         Ok(InputKind::RunStore)
     } else {
         anyhow::bail!(
@@ -105,8 +105,8 @@ pub fn summary_as(path: &Path, kind: InputKind, args: &DumpArgs, bar: &Bar) -> a
 }
 
 /// Reads an agent run store; `max_samples` evenly spaced sampled snapshots are kept.
-pub fn read_run(path: &Path, max_samples: usize) -> anyhow::Result<agent::store::Run> {
-    Ok(agent::store::read(path, max_samples)?)
+pub fn read_run(path: &Path, max_samples: usize) -> anyhow::Result<runstore::Run> {
+    Ok(runstore::read(path, max_samples)?)
 }
 
 /// Warns when the heaps' own timestamps say they were not given oldest first.
@@ -120,4 +120,4 @@ pub fn warn_if_unordered(series: &[growth::HeapSummary], quiet: bool) {
     }
 }
 
-pub use agent::options::parse_bytes;
+pub use runstore::options::parse_bytes;

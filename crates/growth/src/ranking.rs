@@ -65,6 +65,18 @@ impl Default for Options {
     }
 }
 
+/// Sampling intervals a class must grow by before it can be a candidate.
+pub const SAMPLES_FOR_GROWTH: u64 = 8;
+
+impl Options {
+    /// These options for sampled snapshots taken at mean sampling `interval` bytes: a class's
+    /// sampled volume moves in steps of about one interval and a count of samples is noisy
+    /// (Poisson), so growth of fewer than [`SAMPLES_FOR_GROWTH`] intervals is not judged.
+    pub fn for_samples(&self, interval: u64) -> Options {
+        Options { min_growth_bytes: self.min_growth_bytes.max(SAMPLES_FOR_GROWTH * interval), ..*self }
+    }
+}
+
 /// The outcome for one series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {

@@ -102,7 +102,7 @@ fn of_process(pid: u32, args: &CheckArgs) -> anyhow::Result<report::Expectations
 
 /// What a run store says of the declared-dead objects: reachable at the agent's last walk,
 /// with what referenced them; oldest declaration first.
-pub fn of_run(run: &agent::store::Run, source: &str) -> report::ExpectationsReport {
+pub fn of_run(run: &runstore::Run, source: &str) -> report::ExpectationsReport {
     let mut collected = 0;
     let mut unchecked = 0;
     let mut reachable = Vec::new();

@@ -259,12 +259,12 @@ pub fn fill_holders(
 
 /// The growth report of an agent's run: candidates from the sampled snapshots, slices from
 /// the walks, allocation sites from the samples.
-pub fn run_report(run: &agent::store::Run, opts: &growth::Options, explain: &[String]) -> report::GrowthReport {
+pub fn run_report(run: &runstore::Run, opts: &growth::Options, explain: &[String]) -> report::GrowthReport {
     // Snapshots right after a walk count only objects the walk reached; the others also
     // count dead objects the collector has not freed yet (old-generation garbage), which
     // comes and goes in long waves. Rank on the first when there are enough of them.
     let interval = run.meta.get("interval").and_then(|i| i.parse::<u64>().ok()).unwrap_or(0);
-    let opts = &agent::sampled_options(opts, interval);
+    let opts = &opts.for_samples(interval);
     let needed = opts.ratio.min_phases as usize + 2;
     let clean: Vec<growth::HeapSummary> =
         run.samples.iter().zip(&run.clean).filter(|(_, &c)| c).map(|(s, _)| s.clone()).collect();

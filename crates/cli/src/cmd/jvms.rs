@@ -111,7 +111,7 @@ pub fn list() -> Vec<Jvm> {
                 .collect();
             let heap_used_bytes = (!used.is_empty()).then(|| used.iter().sum::<i64>().max(0) as u64);
             let agent_loaded = crate::cmd::run::has_agent(pid);
-            let agent_store = agent_loaded.then(|| std::fs::read_to_string(agent::pointer_file(pid)).ok()).flatten();
+            let agent_store = agent_loaded.then(|| std::fs::read_to_string(runstore::pointer_file(pid)).ok()).flatten();
             out.push(Jvm { pid, command, uptime_ms, heap_used_bytes, agent_store, agent_loaded });
         }
     }

@@ -10,7 +10,7 @@ use clap::Args;
 use crate::exit::Exit;
 
 /// What the agent does, shared by `run` and `attach`. Unset options take the agent's
-/// defaults (`agent::options::Options::defaults`), shown here in the help.
+/// defaults (`runstore::options::Options::defaults`), shown here in the help.
 #[derive(Debug, Clone, Args)]
 pub struct AgentArgs {
     /// Mean bytes allocated between two sampled allocations (JVMTI heap sampling interval) [default: 256K].
@@ -77,7 +77,7 @@ impl AgentArgs {
                 bail!("--watch needs heap walks (they find the watched objects and what holds them): drop --no-walks");
             }
             for w in &self.watch {
-                if agent::options::parse_rule(w).is_none() {
+                if runstore::options::parse_rule(w).is_none() {
                     bail!("--watch {w:?} is not a reference rule such as rule:SessionRegistry>Session");
                 }
             }
@@ -85,7 +85,7 @@ impl AgentArgs {
         }
         let s = items.join(",");
         // Let the agent's parser judge the values now, before a JVM starts with them.
-        agent::options::Options::parse(&s, 0).map_err(|e| anyhow::anyhow!(flag_names(&e)))?;
+        runstore::options::Options::parse(&s, 0).map_err(|e| anyhow::anyhow!(flag_names(&e)))?;
         Ok(s)
     }
 }
@@ -258,10 +258,10 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
     ensure_jvm(args.pid)?;
     let out = match &args.out {
         Some(o) => absolute(o)?,
-        None => agent::options::Options::defaults(args.pid).out,
+        None => runstore::options::Options::defaults(args.pid).out,
     };
     let opts = args.agent.option_string(&out)?;
-    let pointer = agent::pointer_file(args.pid);
+    let pointer = runstore::pointer_file(args.pid);
     if has_agent(args.pid) {
         let store = std::fs::read_to_string(&pointer).unwrap_or_else(|_| "an unknown run store".into());
         if !args.agent.watch.is_empty() {

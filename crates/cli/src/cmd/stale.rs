@@ -40,14 +40,14 @@ pub struct StaleArgs {
 /// Runs the command.
 pub fn run(args: &StaleArgs) -> anyhow::Result<Exit> {
     let older_than = match &args.older_than {
-        Some(d) => agent::options::parse_duration(d)
+        Some(d) => runstore::options::parse_duration(d)
             .ok_or_else(|| anyhow::anyhow!("--older-than {d:?} is not a duration such as 30s, 10m or 2h"))?,
         None => std::time::Duration::ZERO,
     };
     let path = crate::cmd::top::store_of(&args.target)?;
     let run = heap_series::read_run(&path, 1)?;
     let options = run.meta.get("options").map(String::as_str).unwrap_or("");
-    let rules = agent::options::Options::parse(options, 0).map(|o| o.watch).unwrap_or_default();
+    let rules = runstore::options::Options::parse(options, 0).map(|o| o.watch).unwrap_or_default();
     if rules.is_empty() {
         bail!(
             "{} was not recorded with --watch: nothing was watched (leakscope run --watch 'rule:A>B>C' ...)",
@@ -63,7 +63,7 @@ pub fn run(args: &StaleArgs) -> anyhow::Result<Exit> {
 
 /// The report over the watched objects of `run` still alive, ages taken before `at_ms`.
 pub fn stale_report(
-    run: &agent::store::Run,
+    run: &runstore::Run,
     rules: &[Vec<String>],
     source: String,
     at_ms: u64,

@@ -48,7 +48,7 @@ pub(crate) fn store_of(target: &str) -> anyhow::Result<PathBuf> {
         bail!("{target} is neither a process id nor a run store");
     };
     let running = crate::cmd::run::is_running(pid);
-    match std::fs::read_to_string(agent::pointer_file(pid)) {
+    match std::fs::read_to_string(runstore::pointer_file(pid)) {
         Ok(store) if !running || crate::cmd::run::has_agent(pid) => Ok(PathBuf::from(store.trim())),
         _ if running => {
             bail!("JVM {pid} does not run the leakscope agent: load it with `leakscope attach {pid}`")
@@ -125,7 +125,7 @@ pub fn view(path: &std::path::Path) -> anyhow::Result<report::TopView> {
 /// Runs the command.
 pub fn run(args: &TopArgs) -> anyhow::Result<Exit> {
     let path = store_of(&args.target)?;
-    let every = agent::options::parse_duration(&args.every)
+    let every = runstore::options::parse_duration(&args.every)
         .filter(|d| !d.is_zero())
         .with_context(|| format!("--every {:?} is not a duration such as 2s", args.every))?;
     let tty = std::io::stdout().is_terminal();

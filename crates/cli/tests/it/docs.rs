@@ -36,9 +36,7 @@ fn cargo_graph() -> BTreeMap<String, BTreeSet<String>> {
 /// The crate table of `docs/architecture.md`: each crate and its "depends on" column.
 fn documented_graph() -> BTreeMap<String, BTreeSet<String>> {
     let doc = std::fs::read_to_string(Path::new(ROOT).join("docs/architecture.md")).unwrap();
-    let ticked = |cell: &str| -> BTreeSet<String> {
-        cell.split('`').skip(1).step_by(2).map(str::to_owned).collect()
-    };
+    let ticked = |cell: &str| -> BTreeSet<String> { cell.split('`').skip(1).step_by(2).map(str::to_owned).collect() };
     doc.lines()
         .filter(|l| l.starts_with("| `"))
         .filter_map(|l| {
