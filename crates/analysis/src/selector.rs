@@ -84,10 +84,10 @@ impl FromStr for Selector {
                 Some(name) => Selector::Class { name: name.to_owned(), subclasses: true },
                 None => Selector::Class { name: arg.to_owned(), subclasses: false },
             },
-            "id" => {
-                let hex = arg.strip_prefix("0x").or_else(|| arg.strip_prefix("0X")).ok_or_else(err)?;
-                Selector::Id(u64::from_str_radix(hex, 16).map_err(|_| err())?)
+            "id" if arg.starts_with("0x") || arg.starts_with("0X") => {
+                Selector::Id(report::parse_hex_id(arg).ok_or_else(err)?)
             }
+            "id" => return Err(err()),
             "static" => {
                 let (class, field) = arg.rsplit_once('.').ok_or_else(err)?;
                 Selector::Static { class: class.to_owned(), field: field.to_owned() }

@@ -73,33 +73,40 @@ impl DumpArgs {
         }
     }
 
+    /// How dumps are read, for the application layer.
+    pub fn settings(&self) -> app::ReadSettings {
+        app::ReadSettings { read: self.read_options(), tmp_dir: self.tmp_dir.clone() }
+    }
+
     /// Prints the warnings of a read to stderr, unless quiet, and keeps them for the `--json`
-    /// output ([`emit`] adds them as `warnings`, and a cut as `truncated_at`).
-    /// The known-harmless ones are left to `info` ([`Self::print_warnings_explained`]).
+    /// output ([`emit`] adds them as `warnings`, and a cut as `truncated_at`). The
+    /// known-harmless ones are left to `info` ([`Self::print_warnings_explained`]).
     pub fn print_warnings(&self, w: &heap::Warnings) {
-        self.print(w, false);
+        report_warnings(w, self.quiet, false);
     }
 
     /// [`Self::print_warnings`] with the known-harmless warnings too, each with why it is harmless.
     pub fn print_warnings_explained(&self, w: &heap::Warnings) {
-        self.print(w, true);
+        report_warnings(w, self.quiet, true);
     }
+}
 
-    fn print(&self, w: &heap::Warnings, explain: bool) {
-        let mut kept = READ_WARNINGS.lock().unwrap_or_else(|e| e.into_inner());
-        let kept = kept.get_or_insert_with(Default::default);
-        for item in w.items() {
-            if !self.quiet {
-                match item.harmless_because(w) {
-                    None => eprintln!("warning: {item}"),
-                    Some(why) if explain => eprintln!("note: {item}: {why}"),
-                    Some(_) => {}
-                }
+/// Prints warnings of a read to stderr unless `quiet` (with `explain`, the known-harmless
+/// ones too, with why), and keeps them all for the `--json` output.
+pub fn report_warnings(w: &heap::Warnings, quiet: bool, explain: bool) {
+    let mut kept = READ_WARNINGS.lock().unwrap_or_else(|e| e.into_inner());
+    let kept = kept.get_or_insert_with(Default::default);
+    for item in w.items() {
+        if !quiet {
+            match item.harmless_because(w) {
+                None => eprintln!("warning: {item}"),
+                Some(why) if explain => eprintln!("note: {item}: {why}"),
+                Some(_) => {}
             }
-            kept.0.push(item.to_string());
-            if item.kind == heap::WarningKind::Truncated {
-                kept.1 = kept.1.or(item.first_offset);
-            }
+        }
+        kept.0.push(item.to_string());
+        if item.kind == heap::WarningKind::Truncated {
+            kept.1 = kept.1.or(item.first_offset);
         }
     }
 }
@@ -121,23 +128,12 @@ pub fn check_writable(path: &Path) -> anyhow::Result<()> {
 
 /// Opens a dump file (unpacking a gzip one into `--tmp-dir`), with the path in the error.
 pub fn open(path: &Path, args: &DumpArgs) -> anyhow::Result<heap::Dump> {
-    if path.is_dir() {
-        anyhow::bail!("{} is a directory, not a heap dump", path.display());
-    }
-    // The I/O error names the path already; the context says what failed.
-    heap::Dump::open_in(path, args.tmp_dir.as_deref())
-        .map_err(|e| match e {
-            heap::Error::Io { source, .. } => anyhow::Error::new(source),
-            e => anyhow::Error::new(e),
-        })
-        .with_context(|| format!("cannot read {}", path.display()))
+    Ok(app::open_dump(path, &args.settings())?)
 }
 
 /// Opens a dump and builds its snapshot, with progress and warnings on stderr.
 pub fn load_snapshot(path: &Path, args: &DumpArgs, bar: &crate::progress::Bar) -> anyhow::Result<heap::Snapshot> {
-    let snap = snapshot_of(open(path, args)?, path, args, bar)?;
-    args.print_warnings(&snap.census.warnings);
-    Ok(snap)
+    Ok(app::load_snapshot(path, &args.settings(), bar)?)
 }
 
 /// Builds the snapshot of a dump already open (and, if gzip, already unpacked), whose
@@ -148,7 +144,7 @@ pub fn snapshot_of(
     args: &DumpArgs,
     bar: &crate::progress::Bar,
 ) -> anyhow::Result<heap::Snapshot> {
-    heap::Snapshot::build(dump, &args.read_options(), bar).with_context(|| format!("cannot read {}", path.display()))
+    Ok(app::snapshot_of(dump, path, &args.settings(), bar, false)?)
 }
 
 /// A `--top N` count, where 0 means all, as in every command.
@@ -162,8 +158,7 @@ pub fn top_n(n: usize) -> usize {
 
 /// Parses an object id given as `0x7f3a10` (or plain hex).
 pub fn parse_id(s: &str) -> Result<u64, String> {
-    let hex = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
-    u64::from_str_radix(hex, 16).map_err(|_| format!("{s:?} is not an object id such as 0x7f3a10"))
+    report::parse_hex_id(s).ok_or_else(|| format!("{s:?} is not an object id such as 0x7f3a10"))
 }
 
 /// Parses a `--select` value.

@@ -21,8 +21,8 @@ macro_rules! outln {
 mod cmd;
 mod dump_args;
 mod exit;
-mod heap_series;
 mod progress;
+mod series_args;
 
 use clap::{Parser, Subcommand};
 use exit::Exit;

@@ -18,6 +18,8 @@ pub struct Bar {
     prefix: Mutex<String>,
     /// `LEAKSCOPE_TIMINGS=1`: print each phase's duration on stderr (for benchmarks).
     timings: bool,
+    /// `--quiet`: no bar and no warnings.
+    quiet: bool,
 }
 
 impl Bar {
@@ -37,6 +39,7 @@ impl Bar {
             enabled,
             prefix: Mutex::default(),
             timings: std::env::var_os("LEAKSCOPE_TIMINGS").is_some_and(|v| v == "1"),
+            quiet,
         }
     }
 
@@ -80,6 +83,24 @@ impl graph::Progress for Bar {
             self.bar.finish_and_clear();
             self.bar.set_draw_target(ProgressDrawTarget::hidden());
             self.shown.store(false, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The bar is also how the application layer reports: warnings of each input on stderr (and
+/// kept for `--json`), which input of a series is read, and notes.
+impl app::Reporter for Bar {
+    fn warnings(&self, w: &heap::Warnings) {
+        crate::dump_args::report_warnings(w, self.quiet, false);
+    }
+
+    fn input(&self, i: usize, n: usize) {
+        self.set_prefix(&format!("{i}/{n} "));
+    }
+
+    fn note(&self, message: &str) {
+        if !self.quiet {
+            eprintln!("warning: {message}");
         }
     }
 }

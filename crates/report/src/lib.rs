@@ -39,5 +39,5 @@ pub use retention::{DominatorReport, DominatorRow, GroupTotals, RetainedReport, 
 pub use roots::{FrameRow, RootBytes, RootKindRow, RootsReport, StaticRow, ThreadRow};
 pub use stale::{LastAccessAges, StalePath, StaleReport};
 pub use suspects::{Accumulated, Suspect, SuspectsReport};
-pub use text::{count, hex_id, human_bytes, human_ms, thousands};
+pub use text::{count, hex_id, human_bytes, human_ms, parse_hex_id, thousands};
 pub use top::{TopCandidate, TopClass, TopView};

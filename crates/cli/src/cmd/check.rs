@@ -8,8 +8,8 @@ use clap::Args;
 
 use crate::dump_args::{self, DumpArgs};
 use crate::exit::Exit;
-use crate::heap_series::{self, InputKind};
 use crate::progress::Bar;
+use app::inputs::InputKind;
 
 /// Check the objects a program declared dead with `LeakScope.expectDead(o)` (from
 /// `leakscope api-jar`): each one still reachable is printed with its shortest path from a GC
@@ -46,8 +46,8 @@ pub struct CheckArgs {
 pub fn run(args: &CheckArgs) -> anyhow::Result<Exit> {
     let path = PathBuf::from(&args.target);
     let report = if path.exists() {
-        match heap_series::kind(&path)? {
-            InputKind::RunStore => of_run(&heap_series::read_run(&path, 1)?, &args.target),
+        match app::inputs::kind(&path)? {
+            InputKind::RunStore => app::expectations::of_run(&runstore::read(&path, 1)?, &args.target),
             InputKind::Dump => of_dump(&path, &args.dump_args)?,
             InputKind::Summary => {
                 bail!("{} is a summary: it has no objects; give a heap dump or a run store", args.target)
@@ -63,21 +63,17 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Exit> {
 }
 
 fn of_dump(path: &Path, dump_args: &DumpArgs) -> anyhow::Result<report::ExpectationsReport> {
-    let bar = Bar::new(dump_args.quiet);
-    let snap = dump_args::load_snapshot(path, dump_args, &bar)?;
-    let retention = analysis::Retention::build(&snap, &bar);
-    let paths = analysis::PathFinder::new(&snap, &bar);
-    Ok(analysis::expectations(&snap, &retention, &paths, path.display().to_string()))
+    Ok(app::expectations::of_dump(path, &dump_args.settings(), &Bar::new(dump_args.quiet))?)
 }
 
 fn of_process(pid: u32, args: &CheckArgs) -> anyhow::Result<report::ExpectationsReport> {
-    crate::cmd::run::ensure_jvm(pid)?;
+    app::jvm::ensure_jvm(pid)?;
     let dump = match &args.keep_dump {
         Some(p) => std::path::absolute(p).with_context(|| format!("cannot use {}", p.display()))?,
         None => std::env::temp_dir().join(format!("leakscope-check-{pid}-{}.hprof", std::process::id())),
     };
     let _ = std::fs::remove_file(&dump);
-    let jcmd = crate::cmd::run::jcmd_for(pid);
+    let jcmd = app::jvm::jcmd_for(pid);
     if !args.dump_args.quiet {
         eprintln!("dumping the live objects of {pid} to {} ...", dump.display());
     }
@@ -89,7 +85,7 @@ fn of_process(pid: u32, args: &CheckArgs) -> anyhow::Result<report::Expectations
         .with_context(|| format!("cannot run {} (is a JDK installed?)", jcmd.display()))?;
     if !dump.exists() {
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        bail!("jcmd could not dump {pid}: {}", crate::cmd::run::jcmd_message(&text));
+        bail!("jcmd could not dump {pid}: {}", app::jvm::jcmd_message(&text));
     }
     let result = of_dump(&dump, &args.dump_args);
     if args.keep_dump.is_none() {
@@ -98,36 +94,4 @@ fn of_process(pid: u32, args: &CheckArgs) -> anyhow::Result<report::Expectations
     let mut report = result?;
     report.source = format!("process {pid}");
     Ok(report)
-}
-
-/// What a run store says of the declared-dead objects: reachable at the agent's last walk,
-/// with what referenced them; oldest declaration first.
-pub fn of_run(run: &runstore::Run, source: &str) -> report::ExpectationsReport {
-    let mut collected = 0;
-    let mut unchecked = 0;
-    let mut reachable = Vec::new();
-    for x in &run.expectations {
-        match x.checked_ms {
-            _ if x.freed => collected += 1,
-            Some(t) if t >= x.at_ms && x.reached => reachable.push(report::ExpectedDead {
-                class: x.class.clone(),
-                site: x.site.clone(),
-                declared_ms_ago: t - x.at_ms,
-                id: None,
-                retained_bytes: None,
-                path: None,
-                held_by: x.held_by.clone(),
-            }),
-            Some(t) if t >= x.at_ms => collected += 1,
-            _ => unchecked += 1,
-        }
-    }
-    reachable.sort_by_key(|x| std::cmp::Reverse(x.declared_ms_ago));
-    report::ExpectationsReport {
-        source: source.to_string(),
-        expectations: run.expectations.len() as u64,
-        collected,
-        unchecked,
-        reachable,
-    }
 }

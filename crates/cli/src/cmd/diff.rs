@@ -6,7 +6,6 @@ use clap::Args;
 
 use crate::dump_args::{self, DumpArgs};
 use crate::exit::Exit;
-use crate::heap_series;
 use crate::progress::Bar;
 
 /// Per-class deltas of instances and bytes, and per-edge deltas of referent bytes
@@ -35,10 +34,13 @@ pub struct DiffArgs {
 pub fn run(args: &DiffArgs) -> anyhow::Result<Exit> {
     let bar = Bar::new(args.dump_args.quiet);
     bar.set_prefix("old ");
-    let old = heap_series::summary_of(&args.old, &args.dump_args, &bar)?;
+    let settings = args.dump_args.settings();
+    let old = app::inputs::summary_of(&args.old, &settings, &bar)?;
     bar.set_prefix("new ");
-    let new = heap_series::summary_of(&args.new, &args.dump_args, &bar)?;
-    heap_series::warn_if_unordered(&[old.clone(), new.clone()], args.dump_args.quiet);
+    let new = app::inputs::summary_of(&args.new, &settings, &bar)?;
+    if let Some(message) = app::inputs::unordered(&[old.clone(), new.clone()]) {
+        app::Reporter::note(&bar, &message);
+    }
     let report = growth::diff(&old, &new);
     dump_args::emit(args.json, &report, |r| r.to_text(dump_args::top_n(args.top)))
 }

@@ -87,7 +87,7 @@ pub fn list() -> Vec<Jvm> {
         let Ok(files) = std::fs::read_dir(dir.path()) else { continue };
         for f in files.flatten() {
             let Some(pid) = f.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
-            if !crate::cmd::run::is_running(pid) {
+            if !app::jvm::is_running(pid) {
                 continue;
             }
             let Ok(data) = std::fs::read(f.path()) else { continue };
@@ -110,7 +110,7 @@ pub fn list() -> Vec<Jvm> {
                 .filter_map(|(_, v)| if let Value::Long(x) = v { Some(*x) } else { None })
                 .collect();
             let heap_used_bytes = (!used.is_empty()).then(|| used.iter().sum::<i64>().max(0) as u64);
-            let agent_loaded = crate::cmd::run::has_agent(pid);
+            let agent_loaded = app::jvm::has_agent(pid);
             let agent_store = agent_loaded.then(|| std::fs::read_to_string(runstore::pointer_file(pid)).ok()).flatten();
             out.push(Jvm { pid, command, uptime_ms, heap_used_bytes, agent_store, agent_loaded });
         }

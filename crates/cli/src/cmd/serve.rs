@@ -8,10 +8,12 @@ use clap::Args;
 use graph::Progress;
 use heap::ObjIdx;
 
-use crate::cmd::report::{gather, model, Analyses, ViewArgs, VALUE_CHARS};
+use app::leak_report::{Analyses, VALUE_CHARS};
+
 use crate::dump_args::{self, DumpArgs};
 use crate::exit::Exit;
 use crate::progress::Bar;
+use crate::series_args::ViewArgs;
 
 /// Serve the leak report as a local web UI: the growth view with each candidate's slice, an
 /// expandable dominator tree, a grouping tree re-grouped by any classifiers (AntTracks' count,
@@ -93,10 +95,11 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<Exit> {
     let server = tiny_http::Server::http((args.bind, args.port))
         .map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e} (pick another --port)", args.bind, args.port))?;
     let bar = Bar::new(args.dump_args.quiet);
-    let mut gathered = gather(&args.inputs, &args.view, &args.dump_args, &bar)?;
+    let view = args.view.view()?;
+    let mut gathered = app::leak_report::gather(&args.inputs, &view, &args.dump_args.settings(), &bar)?;
     let last = gathered.last.take();
     let analyses = last.as_ref().map(|snap| Analyses::of_last(snap, args.inputs.len(), &bar));
-    let report = model(&args.inputs, &args.view, gathered, analyses.as_ref());
+    let report = app::leak_report::model(&args.inputs, &view, gathered, analyses.as_ref());
     let browse = analyses.as_ref().map(Browse::new);
     bar.finish();
     let port = server.server_addr().to_ip().map_or(args.port, |a| a.port());

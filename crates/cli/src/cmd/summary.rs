@@ -8,7 +8,6 @@ use clap::Args;
 
 use crate::dump_args::DumpArgs;
 use crate::exit::Exit;
-use crate::heap_series;
 use crate::progress::Bar;
 
 /// Summarise a heap dump as Cork's class points-from graph: bytes and instances per class,
@@ -35,7 +34,7 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<Exit> {
         crate::dump_args::check_writable(out)?;
     }
     let bar = Bar::new(args.dump_args.quiet);
-    let summary = heap_series::summarize_dump(&args.dump, &args.dump_args, &bar)?;
+    let (summary, _) = app::inputs::summarize_dump(&args.dump, &args.dump_args.settings(), &bar, false)?;
     let json = serde_json::to_string(&summary)?;
     match &args.output {
         Some(p) => std::fs::write(p, json).with_context(|| format!("cannot write {}", p.display()))?,

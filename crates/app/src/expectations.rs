@@ -1,0 +1,46 @@
+//! Objects the program declared dead (`LeakScope.expectDead`): which are still reachable, in
+//! a dump (with their paths and retained sizes) or as of an agent's last heap walk.
+
+use std::path::Path;
+
+use crate::{load_snapshot, ReadSettings, Reporter, Result};
+
+/// The expectations recorded in a dump written by a JVM that ran the agent.
+pub fn of_dump(path: &Path, settings: &ReadSettings, reporter: &dyn Reporter) -> Result<report::ExpectationsReport> {
+    let snap = load_snapshot(path, settings, reporter)?;
+    let retention = analysis::Retention::build(&snap, reporter);
+    let paths = analysis::PathFinder::new(&snap, reporter);
+    Ok(analysis::expectations(&snap, &retention, &paths, path.display().to_string()))
+}
+
+/// What a run store says of the declared-dead objects: reachable at the agent's last walk,
+/// with what referenced them; oldest declaration first.
+pub fn of_run(run: &runstore::Run, source: &str) -> report::ExpectationsReport {
+    let mut collected = 0;
+    let mut unchecked = 0;
+    let mut reachable = Vec::new();
+    for x in &run.expectations {
+        match x.checked_ms {
+            _ if x.freed => collected += 1,
+            Some(t) if t >= x.at_ms && x.reached => reachable.push(report::ExpectedDead {
+                class: x.class.clone(),
+                site: x.site.clone(),
+                declared_ms_ago: t - x.at_ms,
+                id: None,
+                retained_bytes: None,
+                path: None,
+                held_by: x.held_by.clone(),
+            }),
+            Some(t) if t >= x.at_ms => collected += 1,
+            _ => unchecked += 1,
+        }
+    }
+    reachable.sort_by_key(|x| std::cmp::Reverse(x.declared_ms_ago));
+    report::ExpectationsReport {
+        source: source.to_string(),
+        expectations: run.expectations.len() as u64,
+        collected,
+        unchecked,
+        reachable,
+    }
+}

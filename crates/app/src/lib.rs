@@ -1,0 +1,119 @@
+//! What each leakscope command does, as library functions: typed inputs in, result models
+//! out. The binary's command modules parse arguments, call one of these and print; the
+//! functions never print, and report progress and warnings through a [`Reporter`].
+//!
+//! - [`inputs`]: what a file holds (dump, saved summary, run store) and its summary;
+//! - [`series`]: a series of heaps or an agent's run, ranked, with the holders of what grows;
+//! - [`leak_report`]: everything the HTML report and the web UI show;
+//! - [`expectations`] and [`staleness`]: objects declared dead, and watched objects' last use;
+//! - [`jvm`] and [`live`]: the JVMs of this machine, and the live view of one the agent records.
+
+use std::path::{Path, PathBuf};
+
+pub mod expectations;
+pub mod inputs;
+pub mod jvm;
+pub mod leak_report;
+pub mod live;
+pub mod series;
+pub mod staleness;
+
+/// What a caller hears while the work runs: progress, and the warnings of what was read.
+pub trait Reporter: graph::Progress {
+    /// The warnings met reading one input (the caller prints or keeps them).
+    fn warnings(&self, w: &heap::Warnings);
+    /// Input `i` of `n` (from 1) is being read.
+    fn input(&self, i: usize, n: usize);
+    /// Something the user should know at once, such as inputs given out of order.
+    fn note(&self, message: &str);
+}
+
+impl Reporter for graph::NoProgress {
+    fn warnings(&self, _: &heap::Warnings) {}
+    fn input(&self, _: usize, _: usize) {}
+    fn note(&self, _: &str) {}
+}
+
+/// How dumps are read.
+#[derive(Debug, Clone, Default)]
+pub struct ReadSettings {
+    /// Layout overrides and which dump of a file.
+    pub read: heap::ReadOptions,
+    /// Where a gzip dump is unpacked (default: `TMPDIR`, else `/tmp`).
+    pub tmp_dir: Option<PathBuf>,
+}
+
+/// Why a command could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The inputs do not go together, or do not say enough.
+    #[error("{0}")]
+    Usage(String),
+    /// A file could not be opened or read.
+    #[error("cannot read {}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A dump could not be read.
+    #[error("cannot read {}", path.display())]
+    Dump {
+        /// The dump.
+        path: PathBuf,
+        /// What the reader said.
+        #[source]
+        source: heap::Error,
+    },
+    /// A saved summary could not be parsed.
+    #[error("{} is not a summary written by `leakscope summary`", path.display())]
+    Summary {
+        /// The file.
+        path: PathBuf,
+        /// What the JSON parser said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A run store could not be read.
+    #[error(transparent)]
+    Store(#[from] runstore::StoreError),
+}
+
+/// The result of an application function.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Opens a dump file (unpacking a gzip one into `settings.tmp_dir`), with the path in the error.
+pub fn open_dump(path: &Path, settings: &ReadSettings) -> Result<heap::Dump> {
+    if path.is_dir() {
+        return Err(Error::Usage(format!("{} is a directory, not a heap dump", path.display())));
+    }
+    heap::Dump::open_in(path, settings.tmp_dir.as_deref()).map_err(|e| match e {
+        // The I/O error names the path already.
+        heap::Error::Io { source, .. } => Error::Io { path: path.to_owned(), source },
+        e => Error::Dump { path: path.to_owned(), source: e },
+    })
+}
+
+/// Builds the snapshot of a dump already open (and, if gzip, already unpacked); its warnings
+/// go to `reporter` only with `tell`, for a dump whose warnings were not yet reported.
+pub fn snapshot_of(
+    dump: heap::Dump,
+    path: &Path,
+    settings: &ReadSettings,
+    reporter: &dyn Reporter,
+    tell: bool,
+) -> Result<heap::Snapshot> {
+    let snap = heap::Snapshot::build(dump, &settings.read, reporter)
+        .map_err(|source| Error::Dump { path: path.to_owned(), source })?;
+    if tell {
+        reporter.warnings(&snap.census.warnings);
+    }
+    Ok(snap)
+}
+
+/// Opens a dump and builds its snapshot, its warnings reported.
+pub fn load_snapshot(path: &Path, settings: &ReadSettings, reporter: &dyn Reporter) -> Result<heap::Snapshot> {
+    snapshot_of(open_dump(path, settings)?, path, settings, reporter, true)
+}

@@ -1,0 +1,71 @@
+//! The live view of a JVM the agent records (`leakscope top`): per class, the estimated live
+//! and allocated bytes, and the growth candidates so far.
+
+use std::path::Path;
+
+use crate::Result;
+
+/// One refresh from the run store at `path`.
+pub fn top_view(path: &Path) -> Result<report::TopView> {
+    let run = crate::series::read_run(path)?;
+    let growth = crate::series::run_report(&run, &growth::Options::default(), &[]);
+    let last = run.samples.last();
+    let (prev_alloc, dt) = match (run.samples.len(), run.allocated.len()) {
+        (n, m) if n >= 2 && m == n => {
+            let dt = run.samples[n - 1].time_ms.unwrap_or(0).saturating_sub(run.samples[n - 2].time_ms.unwrap_or(0));
+            (Some(&run.allocated[n - 2]), dt)
+        }
+        _ => (None, 0),
+    };
+    let mut classes: Vec<report::TopClass> = last
+        .map(|s| {
+            s.classes
+                .iter()
+                .map(|c| {
+                    let allocated = run.allocated.last().and_then(|a| a.get(&c.name)).copied().unwrap_or(0);
+                    let before = prev_alloc.and_then(|a| a.get(&c.name)).copied().unwrap_or(allocated);
+                    let per_s = (allocated.saturating_sub(before) * 1000).checked_div(dt).unwrap_or(0);
+                    report::TopClass {
+                        name: c.name.clone(),
+                        live_bytes: c.bytes,
+                        live_instances: c.instances,
+                        allocated_bytes: allocated,
+                        allocated_bytes_per_s: per_s,
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    classes.sort_by(|a, b| b.live_bytes.cmp(&a.live_bytes).then(b.allocated_bytes.cmp(&a.allocated_bytes)));
+    let candidates = growth
+        .candidates
+        .iter()
+        .filter(|c| c.same_structure_as.is_none())
+        .map(|c| report::TopCandidate {
+            class: c.class.clone(),
+            rank: c.rank,
+            growth_bytes: c.growth_bytes,
+            held_by: c
+                .slice
+                .edges
+                .iter()
+                .rev()
+                .find(|e| e.growth_bytes == 0)
+                .map(|e| e.from.clone())
+                .or_else(|| (!c.slice.containers.is_empty()).then(|| c.slice.containers.join(", "))),
+        })
+        .collect();
+    Ok(report::TopView {
+        source: path.display().to_string(),
+        pid: run.meta.get("pid").and_then(|p| p.parse().ok()),
+        command: run.meta.get("command").cloned().unwrap_or_default(),
+        gc_count: last.and_then(|s| s.gc_count).unwrap_or(0),
+        time_ms: last.and_then(|s| s.time_ms).unwrap_or(0),
+        live_bytes: last.map_or(0, |s| s.total_bytes),
+        walks: run.walks.len(),
+        longest_pause_ms: run.pauses_ms.iter().copied().fold(0.0, f64::max),
+        status: run.meta.get("status").cloned().unwrap_or_else(|| "running".into()),
+        classes,
+        candidates,
+    })
+}

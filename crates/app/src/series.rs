@@ -1,0 +1,209 @@
+//! A series of heaps (dumps or saved summaries, oldest first) or an agent's run, ranked by
+//! the growth engine, with the holders of what grows found in the last dump.
+
+use std::path::{Path, PathBuf};
+
+use crate::inputs::{self, InputKind};
+use crate::{snapshot_of, Error, ReadSettings, Reporter, Result};
+
+/// Sampled snapshots of a run store the ranking looks at (evenly spaced, the last included).
+pub const RUN_SAMPLES: usize = 96;
+
+/// The last heap of a series when it is a dump: where it is, the dump open (its warnings
+/// already reported), and each object's place in its path tree with its search parent.
+pub struct LastDump {
+    /// The dump's path.
+    pub path: PathBuf,
+    /// The dump, open: its snapshot needs no second read (nor, for gzip, a second unpacking).
+    pub dump: heap::Dump,
+    /// Its live objects' places and parents, numbered as its snapshot numbers them.
+    pub live: heap::Live,
+}
+
+/// A series read and ranked.
+pub struct Series {
+    /// The heaps' summaries, oldest first.
+    pub summaries: Vec<growth::HeapSummary>,
+    /// The growth ranking.
+    pub report: report::GrowthReport,
+    /// The last heap, when asked for and a dump.
+    pub last: Option<LastDump>,
+}
+
+/// What to read and how to rank it.
+#[derive(Debug, Clone, Copy)]
+pub struct SeriesRequest<'a> {
+    /// Dumps or saved summaries, oldest first.
+    pub inputs: &'a [PathBuf],
+    /// How dumps are read.
+    pub settings: &'a ReadSettings,
+    /// How growth is judged.
+    pub options: &'a growth::Options,
+    /// Classes to explain (`--explain`).
+    pub explain: &'a [String],
+    /// Keep the last heap open when it is a dump, for questions about its objects.
+    pub keep_last: bool,
+}
+
+/// A gate (`--fail-on-growth`) over fewer heaps than a class needs to be a candidate would
+/// always pass: that is an error, before any dump is read.
+pub fn gate_can_judge(options: &growth::Options, heaps: usize, what: &str) -> Result<()> {
+    let needed = options.ratio.min_phases as usize + 1;
+    if heaps < needed {
+        return Err(Error::Usage(format!(
+            "--fail-on-growth needs at least {needed} heaps to judge growth (a class must grow over {} intervals), and {heaps} {what} were given",
+            options.ratio.min_phases
+        )));
+    }
+    Ok(())
+}
+
+/// Summarises dumps or saved summaries, oldest first, and ranks them.
+pub fn read_series(req: SeriesRequest<'_>, reporter: &dyn Reporter) -> Result<Series> {
+    let n = req.inputs.len();
+    let mut summaries = Vec::with_capacity(n);
+    let mut last = None;
+    for (i, path) in req.inputs.iter().enumerate() {
+        reporter.input(i + 1, n);
+        let kind = inputs::kind(path)?;
+        if i + 1 == n && req.keep_last && kind == InputKind::Dump {
+            let (summary, kept) = inputs::summarize_dump(path, req.settings, reporter, true)?;
+            summaries.push(summary);
+            last = kept.map(|(dump, live)| LastDump { path: path.clone(), dump, live });
+        } else {
+            summaries.push(inputs::summary_as(path, kind, req.settings, reporter)?);
+        }
+    }
+    if let Some(message) = inputs::unordered(&summaries) {
+        reporter.note(&message);
+    }
+    let mut report = growth::analyze(&summaries, req.options, req.explain);
+    if summaries.iter().all(|s| s.gc_count.is_none()) {
+        report.notes.push("heap dumps carry no allocation sites, so allocation_sites is empty".into());
+    }
+    Ok(Series { summaries, report, last })
+}
+
+/// The growth report of a series with the holders of its first `top` growing structures
+/// (`holders` each) found in the last heap, when it is a dump; `holders` 0 skips that.
+pub fn growth_of_series(
+    req: SeriesRequest<'_>,
+    top: usize,
+    holders: usize,
+    reporter: &dyn Reporter,
+) -> Result<report::GrowthReport> {
+    let Series { mut report, last, .. } = read_series(SeriesRequest { keep_last: holders > 0, ..req }, reporter)?;
+    if let Some(last) = last.filter(|_| !report.findings.is_empty() || !report.loader_leaks.is_empty()) {
+        let n = req.inputs.len();
+        reporter.input(n, n);
+        let snap = snapshot_of(last.dump, &last.path, req.settings, reporter, false)?;
+        let retention = analysis::Retention::build(&snap, reporter);
+        let paths = analysis::PathFinder::new(&snap, reporter);
+        fill_holders(&mut report, &snap, Some(&last.live), &retention, &paths, top, holders);
+    }
+    Ok(report)
+}
+
+/// Finds, in the last heap, the objects of the first `top` growing structures (`max` each),
+/// with their share of the growing objects and their paths from GC roots; each candidate
+/// gets the holders of the structure it grows in most, and each class-loader leak what holds
+/// its copies. `live` is the dump's trace with parents when the series kept it; else it is
+/// traced again.
+pub fn fill_holders(
+    report: &mut report::GrowthReport,
+    snap: &heap::Snapshot,
+    live: Option<&heap::Live>,
+    retention: &analysis::Retention,
+    paths: &analysis::PathFinder<'_>,
+    top: usize,
+    max: usize,
+) {
+    for leak in &mut report.loader_leaks {
+        analysis::loader_leak_details(snap, retention, paths, leak);
+    }
+    if report.findings.is_empty() {
+        return;
+    }
+    let traced;
+    let live = match live {
+        Some(l) => l,
+        None => match snap.live(true) {
+            Some(l) => {
+                traced = l;
+                &traced
+            }
+            None => return,
+        },
+    };
+    for f in report.findings.iter_mut().take(top.max(1)) {
+        let Some(member) = f.members.first() else { continue };
+        f.holders = analysis::structure_holders(snap, live, retention, paths, &f.path, &member.class, max);
+    }
+    for c in &mut report.candidates {
+        let mut homes: Vec<(&report::Finding, u64)> = report
+            .findings
+            .iter()
+            .filter_map(|f| Some((f, f.members.iter().find(|m| m.class == c.class)?.growth_bytes)))
+            .collect();
+        homes.sort_by_key(|h| std::cmp::Reverse(h.1));
+        if let Some((f, _)) = homes.first() {
+            c.holders = f.holders.iter().map(|h| h.holder.clone()).collect();
+        }
+    }
+}
+
+/// Reads an agent's run store, [`RUN_SAMPLES`] sampled snapshots evenly spaced.
+pub fn read_run(path: &Path) -> Result<runstore::Run> {
+    Ok(runstore::read(path, RUN_SAMPLES)?)
+}
+
+/// The growth report of an agent's run: candidates from the sampled snapshots, slices from
+/// the walks, allocation sites from the samples, and what became of the objects declared dead.
+pub fn run_report(run: &runstore::Run, opts: &growth::Options, explain: &[String]) -> report::GrowthReport {
+    // Snapshots right after a walk count only objects the walk reached; the others also
+    // count dead objects the collector has not freed yet (old-generation garbage), which
+    // comes and goes in long waves. Rank on the first when there are enough of them.
+    let interval = run.meta.get("interval").and_then(|i| i.parse::<u64>().ok()).unwrap_or(0);
+    let opts = &opts.for_samples(interval);
+    let needed = opts.ratio.min_phases as usize + 2;
+    let clean: Vec<growth::HeapSummary> =
+        run.samples.iter().zip(&run.clean).filter(|(_, &c)| c).map(|(s, _)| s.clone()).collect();
+    let use_clean = clean.len() >= needed;
+    let series = if use_clean { &clean[..] } else { &run.samples[..] };
+    let mut report = growth::analyze_run(series, &run.walks, &run.holders, opts, explain);
+    if !use_clean && !run.samples.is_empty() {
+        report.notes.push(format!(
+            "only {} walk-checked snapshots (fewer than {needed}): ranked on all sampled snapshots, which also count dead objects not yet collected; allow more walks with --budget or --max-pause",
+            clean.len()
+        ));
+    }
+    for c in &mut report.candidates {
+        c.allocation_sites = run
+            .sites
+            .iter()
+            .filter(|s| s.class == c.class)
+            .take(3)
+            .map(|s| {
+                format!(
+                    "{} ({} live, {} allocated)",
+                    s.frames,
+                    report::human_bytes(s.live_bytes),
+                    report::human_bytes(s.allocated_bytes)
+                )
+            })
+            .collect();
+    }
+    if run.samples.is_empty() {
+        report.notes.push(
+            "the run store holds no sampled snapshot yet: the JVM has not collected garbage since the agent started"
+                .into(),
+        );
+    }
+    if let Some(status) = run.meta.get("status").filter(|s| s.starts_with("disabled")) {
+        report.notes.push(format!("the agent was {status}"));
+    }
+    if !run.expectations.is_empty() {
+        report.expected_dead = Some(crate::expectations::of_run(run, "the run"));
+    }
+    report
+}
