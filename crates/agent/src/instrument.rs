@@ -60,27 +60,34 @@ const ALOAD_0: u8 = 0x2a;
 const INVOKESTATIC: u8 = 0xb8;
 const SHIFT: u16 = 4;
 
+/// The class-file reader: HPROF's cursor, which cannot panic (both formats are big-endian),
+/// with a short read turned into this module's error at its offset.
 struct In<'a> {
-    b: &'a [u8],
-    at: usize,
+    c: hprof::Cursor<'a>,
 }
 
 impl<'a> In<'a> {
+    fn new(b: &'a [u8]) -> In<'a> {
+        In { c: hprof::Cursor::new(b, 0, hprof::IdSize::Four) }
+    }
+    fn at(&self) -> usize {
+        self.c.offset() as usize
+    }
+    fn short(&self) -> ClassError {
+        ClassError::Truncated(self.at())
+    }
     fn bytes(&mut self, n: usize) -> R<&'a [u8]> {
-        let s = self.b.get(self.at..self.at + n).ok_or(ClassError::Truncated(self.at))?;
-        self.at += n;
-        Ok(s)
+        let at = self.at();
+        self.c.bytes(n).map_err(|_| ClassError::Truncated(at))
     }
     fn u1(&mut self) -> R<u8> {
-        Ok(self.bytes(1)?[0])
+        self.c.u1().map_err(|_| self.short())
     }
     fn u2(&mut self) -> R<u16> {
-        let s = self.bytes(2)?;
-        Ok(u16::from_be_bytes([s[0], s[1]]))
+        self.c.u2().map_err(|_| self.short())
     }
     fn u4(&mut self) -> R<u32> {
-        let s = self.bytes(4)?;
-        Ok(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+        self.c.u4().map_err(|_| self.short())
     }
 }
 
@@ -105,24 +112,25 @@ struct Names {
 /// The class file with a call to `hook` at the entry of every instance method with code, and
 /// how many methods got one; `None` when no method qualifies (the class is left as it is).
 pub fn add_entry_hooks(class: &[u8], hook: Hook<'_>) -> R<Option<(Vec<u8>, usize)>> {
-    let mut r = In { b: class, at: 0 };
+    let mut r = In::new(class);
     if r.u4()? != 0xCAFE_BABE {
         return Err(ClassError::BadMagic);
     }
     r.bytes(4)?; // minor, major
     let pool_count = r.u2()?;
-    let pool_start = r.at;
+    let pool_start = r.at();
     let mut names = Names::default();
     // Where each Utf8 entry's bytes are, by index: method names are looked up later.
     let mut utf8_at: Vec<Option<std::ops::Range<usize>>> = vec![None; pool_count as usize];
-    let mut i = 1;
-    while i < pool_count {
-        let at = r.at;
+    // Long and double constants take two slots: the index can step past the last one.
+    let mut i: u32 = 1;
+    while i < u32::from(pool_count) {
+        let at = r.at();
         let tag = r.u1()?;
         match tag {
             1 => {
                 let len = r.u2()? as usize;
-                utf8_at[i as usize] = Some(r.at..r.at + len);
+                utf8_at[i as usize] = Some(r.at()..r.at() + len);
                 let s = r.bytes(len)?;
                 let slot = match s {
                     b"Code" => Some(&mut names.code),
@@ -133,7 +141,7 @@ pub fn add_entry_hooks(class: &[u8], hook: Hook<'_>) -> R<Option<(Vec<u8>, usize
                     _ => None,
                 };
                 if let Some(slot) = slot {
-                    slot.get_or_insert(i);
+                    slot.get_or_insert(i as u16);
                 }
             }
             3 | 4 | 9 | 10 | 11 | 12 | 17 | 18 => {
@@ -153,7 +161,7 @@ pub fn add_entry_hooks(class: &[u8], hook: Hook<'_>) -> R<Option<(Vec<u8>, usize
         }
         i += 1;
     }
-    let pool_end = r.at;
+    let pool_end = r.at();
     let Some(code_name) = names.code else { return Ok(None) };
     if pool_count > u16::MAX - 6 {
         return Err(ClassError::PoolFull);
@@ -185,12 +193,12 @@ pub fn add_entry_hooks(class: &[u8], hook: Hook<'_>) -> R<Option<(Vec<u8>, usize
     out.extend_from_slice(&class[pool_start..pool_end]);
     out.extend_from_slice(&extra);
     // access, this, super, interfaces
-    let head_start = r.at;
+    let head_start = r.at();
     r.bytes(6)?;
     let interfaces = r.u2()? as usize;
     r.bytes(interfaces * 2)?;
     skip_members(&mut r)?; // fields
-    out.extend_from_slice(&class[head_start..r.at]);
+    out.extend_from_slice(&class[head_start..r.at()]);
     let methods = r.u2()?;
     put2(&mut out, methods);
     let mut hooked = 0;
@@ -224,7 +232,7 @@ pub fn add_entry_hooks(class: &[u8], hook: Hook<'_>) -> R<Option<(Vec<u8>, usize
         }
     }
     // Class attributes, unchanged.
-    out.extend_from_slice(&class[r.at..]);
+    out.extend_from_slice(&class[r.at()..]);
     Ok((hooked > 0).then_some((out, hooked)))
 }
 
@@ -244,7 +252,7 @@ fn skip_members(r: &mut In<'_>) -> R<()> {
 
 /// A `Code` attribute's body with the hook call in front; `None` if the code would be too long.
 fn rewrite_code(body: &[u8], methodref: u16, names: &Names) -> R<Option<Vec<u8>>> {
-    let mut r = In { b: body, at: 0 };
+    let mut r = In::new(body);
     let max_stack = r.u2()?;
     let max_locals = r.u2()?;
     let code_len = r.u4()? as usize;
@@ -295,7 +303,7 @@ fn rewrite_code(body: &[u8], methodref: u16, names: &Names) -> R<Option<Vec<u8>>
 /// A table of `u2 count` entries of `size` bytes, with `f` applied to each entry's first two
 /// u2 fields.
 fn shift_table(a: &[u8], size: usize, f: impl Fn(&mut [u16; 2])) -> R<Vec<u8>> {
-    let mut r = In { b: a, at: 0 };
+    let mut r = In::new(a);
     let n = r.u2()?;
     let mut out = Vec::with_capacity(a.len());
     put2(&mut out, n);
@@ -312,7 +320,7 @@ fn shift_table(a: &[u8], size: usize, f: impl Fn(&mut [u16; 2])) -> R<Vec<u8>> {
 /// The `StackMapTable` with its first frame 4 bytes later: the others are relative to it.
 /// A compact first frame whose delta no longer fits its tag becomes the extended form.
 fn shift_stack_map(a: &[u8]) -> R<Vec<u8>> {
-    let mut r = In { b: a, at: 0 };
+    let mut r = In::new(a);
     let n = r.u2()?;
     let mut out = Vec::with_capacity(a.len() + 2);
     put2(&mut out, n);
@@ -346,7 +354,7 @@ fn shift_stack_map(a: &[u8]) -> R<Vec<u8>> {
         other => return Err(ClassError::BadFrame(other)),
     }
     // The rest of the first frame and every later frame are unchanged.
-    out.extend_from_slice(&a[r.at..]);
+    out.extend_from_slice(&a[r.at()..]);
     Ok(out)
 }
 
