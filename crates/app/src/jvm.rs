@@ -101,9 +101,124 @@ pub fn store_of(target: &str) -> Result<PathBuf> {
     }
 }
 
+/// The JVMs with performance data files, by pid.
+pub fn list() -> Vec<report::RunningJvm> {
+    let mut out = Vec::new();
+    let Ok(dirs) = std::fs::read_dir(std::env::temp_dir()) else { return out };
+    for dir in dirs.flatten() {
+        if !dir.file_name().to_string_lossy().starts_with("hsperfdata_") {
+            continue;
+        }
+        let Ok(files) = std::fs::read_dir(dir.path()) else { continue };
+        for f in files.flatten() {
+            let Some(pid) = f.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+            if !is_running(pid) {
+                continue;
+            }
+            let Ok(data) = std::fs::read(f.path()) else { continue };
+            let counters = perf_counters(&data);
+            let get = |name: &str| counters.iter().find(|c| c.0 == name).map(|c| &c.1);
+            let long = |name: &str| match get(name) {
+                Some(Counter::Long(v)) => Some(*v),
+                _ => None,
+            };
+            let command = match get("sun.rt.javaCommand") {
+                Some(Counter::Text(s)) => s.clone(),
+                _ => String::new(),
+            };
+            let now_ms =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+            let uptime_ms = long("sun.rt.createVmBeginTime").map(|t| (now_ms - t).max(0) as u64);
+            let used: Vec<i64> = counters
+                .iter()
+                .filter(|(n, _)| n.starts_with("sun.gc.generation.") && n.contains(".space.") && n.ends_with(".used"))
+                .filter_map(|(_, v)| if let Counter::Long(x) = v { Some(*x) } else { None })
+                .collect();
+            let heap_used_bytes = (!used.is_empty()).then(|| used.iter().sum::<i64>().max(0) as u64);
+            let agent_loaded = has_agent(pid);
+            let agent_store = agent_loaded.then(|| std::fs::read_to_string(runstore::pointer_file(pid)).ok()).flatten();
+            out.push(report::RunningJvm { pid, command, uptime_ms, heap_used_bytes, agent_store, agent_loaded });
+        }
+    }
+    out.sort_by_key(|j| j.pid);
+    out
+}
+
+/// A performance counter's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Counter {
+    /// A `J` counter.
+    Long(i64),
+    /// A `B` vector: a NUL-terminated string.
+    Text(String),
+}
+
+/// Reads the counters of an hsperfdata file (format 2: a prologue, then self-describing
+/// entries) with the cursor HPROF is read with; anything malformed ends the list.
+pub fn perf_counters(data: &[u8]) -> Vec<(String, Counter)> {
+    let mut out = Vec::new();
+    if data.get(..4) != Some(&[0xca, 0xfe, 0xc0, 0xc0]) || data.len() < 32 {
+        return out;
+    }
+    let little = data[4] == 1;
+    let mut c = hprof::Cursor::new(data, 0, hprof::IdSize::Eight);
+    let i32_at = |c: &mut hprof::Cursor<'_>, o: usize| -> Option<i32> {
+        c.seek(o).ok()?;
+        if little { c.i4_le() } else { c.i4() }.ok()
+    };
+    let (Some(mut at), Some(n)) = (i32_at(&mut c, 24), i32_at(&mut c, 28)) else { return out };
+    for _ in 0..n.max(0) {
+        let start = at.max(0) as usize;
+        let (Some(len), Some(name_off), Some(vlen)) =
+            (i32_at(&mut c, start), i32_at(&mut c, start + 4), i32_at(&mut c, start + 8))
+        else {
+            break;
+        };
+        let Some(kind) = c.u1().ok() else { break };
+        let Some(data_off) = i32_at(&mut c, start + 16) else { break };
+        if len <= 0 {
+            break;
+        }
+        let name_start = start + name_off.max(0) as usize;
+        let Some(name_end) = data.get(name_start..).and_then(|s| s.iter().position(|&b| b == 0)) else { break };
+        let name = String::from_utf8_lossy(&data[name_start..name_start + name_end]).into_owned();
+        let value_at = start + data_off.max(0) as usize;
+        let value = match (kind, vlen) {
+            (b'J', 0) => c
+                .seek(value_at)
+                .ok()
+                .and_then(|_| if little { c.i8_le() } else { c.u8().map(|v| v as i64) }.ok())
+                .map(Counter::Long),
+            (b'B', n) if n > 0 => c.seek(value_at).ok().and_then(|_| c.bytes(n as usize).ok()).map(|b| {
+                let end = b.iter().position(|&x| x == 0).unwrap_or(b.len());
+                Counter::Text(String::from_utf8_lossy(&b[..end]).into_owned())
+            }),
+            _ => None,
+        };
+        if let Some(v) = value {
+            out.push((name, v));
+        }
+        at = at.saturating_add(len);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn garbage_gives_no_counters() {
+        assert!(perf_counters(b"").is_empty());
+        assert!(perf_counters(&[0xca, 0xfe, 0xc0, 0xc0, 1, 2, 0, 1, 0xff, 0xff, 0xff, 0x7f]).is_empty());
+        let mut bad = vec![0u8; 64];
+        bad[..4].copy_from_slice(&[0xca, 0xfe, 0xc0, 0xc0]);
+        bad[4] = 1;
+        bad[24..28].copy_from_slice(&40i32.to_le_bytes());
+        bad[28..32].copy_from_slice(&1000i32.to_le_bytes());
+        bad[40..44].copy_from_slice(&(-5i32).to_le_bytes());
+        assert!(perf_counters(&bad).is_empty());
+    }
 
     #[test]
     fn release_files_give_major_versions() {

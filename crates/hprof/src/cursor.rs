@@ -120,6 +120,29 @@ impl<'a> Cursor<'a> {
         Ok(u64::from_be_bytes(self.array()?))
     }
 
+    /// Reads a little-endian i32 (for the other formats leakscope reads with this cursor,
+    /// such as the JVM's performance data files on x86).
+    #[inline]
+    pub fn i4_le(&mut self) -> Result<i32, Short> {
+        Ok(i32::from_le_bytes(self.array()?))
+    }
+
+    /// Reads a little-endian i64.
+    #[inline]
+    pub fn i8_le(&mut self) -> Result<i64, Short> {
+        Ok(i64::from_le_bytes(self.array()?))
+    }
+
+    /// Moves to position `pos` of the data (not the file offset); past the end is short.
+    #[inline]
+    pub fn seek(&mut self, pos: usize) -> Result<(), Short> {
+        if pos > self.data.len() {
+            return Err(Short);
+        }
+        self.pos = pos;
+        Ok(())
+    }
+
     /// Reads one identifier of the dump's width.
     #[inline]
     pub fn id(&mut self) -> Result<u64, Short> {

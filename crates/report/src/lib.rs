@@ -16,6 +16,7 @@ mod growth;
 mod histogram;
 mod html;
 mod info;
+mod jvms;
 mod paths;
 mod retention;
 mod roots;
@@ -34,6 +35,7 @@ pub use growth::{
 pub use histogram::{HeapEntry, Histogram, HistogramRow, HistogramText};
 pub use html::{esc, ClassCurve, DomNode, HeapView, LeakReport};
 pub use info::{DumpEntry, DumpInfo, RootCount};
+pub use jvms::RunningJvm;
 pub use paths::{PathEntry, PathRoot, PathStep, PathsReport};
 pub use retention::{DominatorReport, DominatorRow, GroupTotals, RetainedReport, SelectedGroup, WEAK_NOTE};
 pub use roots::{FrameRow, RootBytes, RootKindRow, RootsReport, StaticRow, ThreadRow};

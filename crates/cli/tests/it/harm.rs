@@ -234,3 +234,19 @@ fn harmless_missing_objects_are_explained_once_in_info_on_jdk25() {
         explained_once_in_info(&jdk);
     }
 }
+
+#[test]
+fn jvms_lists_a_running_jvm_from_its_performance_counters() {
+    let jdk = Jdk::default_jdk();
+    let dir = tempfile::tempdir().unwrap();
+    jdk.compile("Live", dir.path());
+    let jvm = jdk.start_with_args(dir.path(), "Live", &["-Xmx64m"], &["steady", "30"]);
+    let out = leakscope(&["jvms", "--json"]);
+    assert!(out.status.success());
+    let all: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let me = all.as_array().unwrap().iter().find(|j| j["pid"] == jvm.pid()).expect("the JVM is listed");
+    assert_eq!(me["command"], "Live steady 30");
+    // Counters sampled every 50 ms may still say 0 bytes used right after start.
+    assert!(me["heap_used_bytes"].as_u64().is_some() && me["uptime_ms"].as_u64().is_some(), "{me}");
+    assert_eq!(me["agent_store"], serde_json::Value::Null);
+}
