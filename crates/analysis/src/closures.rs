@@ -6,6 +6,7 @@
 //! object of T (outside the group) that a GC root or a live object outside T references is
 //! kept alive, and so is everything it reaches inside T; the rest of T is the GC closure.
 
+use crate::retention::node;
 use graph::{Csr, Progress};
 use heap::{ObjIdx, Snapshot};
 use serde::Serialize;
@@ -84,11 +85,9 @@ impl<'a> Closures<'a> {
         let mut kept = ObjSet::new(s.object_count());
         let mut stack: Vec<ObjIdx> = Vec::new();
         for v in t.iter().filter(|&v| !members.contains(v)) {
-            let held_from_outside = self.preds.successors(v.index() + 1).any(|p| {
-                p == 0 || {
-                    let p = ObjIdx(p - 1);
-                    self.live.contains(p) && !t.contains(p)
-                }
+            let held_from_outside = self.preds.successors(node::of(v)).any(|p| match node::object(p as usize) {
+                None => true,
+                Some(p) => self.live.contains(p) && !t.contains(p),
             });
             if held_from_outside && kept.insert(v) {
                 stack.push(v);

@@ -1,5 +1,6 @@
 //! Rows and the top of the dominator tree, as the `dominators` command and the HTML report show them.
 
+use crate::retention::node;
 use heap::{ObjIdx, Snapshot};
 use report::{DomNode, DominatorRow};
 
@@ -26,9 +27,9 @@ pub fn dominator_tree(s: &Snapshot, r: &Retention, width: usize, depth: usize) -
     let live = r.live_bytes();
     // Graph numbering: node 0 is the super-root, node i + 1 object i.
     let build = |node: usize| -> (Vec<usize>, u64) {
-        let kids: Vec<ObjIdx> = tree.successors(node).map(|v| ObjIdx(v - 1)).collect();
+        let kids: Vec<ObjIdx> = tree.successors(node).filter_map(|v| node::object(v as usize)).collect();
         let more = kids.len().saturating_sub(width) as u64;
-        (r.biggest_first(kids, width).into_iter().map(|o| o.index() + 1).collect(), more)
+        (r.biggest_first(kids, width).into_iter().map(node::of).collect(), more)
     };
     fn grow(
         node: usize,
@@ -37,7 +38,7 @@ pub fn dominator_tree(s: &Snapshot, r: &Retention, width: usize, depth: usize) -
         build: &dyn Fn(usize) -> (Vec<usize>, u64),
         row: &dyn Fn(ObjIdx) -> DominatorRow,
     ) -> DomNode {
-        let o = ObjIdx(node as u64 - 1);
+        let o = node::object(node).expect("tree nodes below the super-root are objects");
         let (nodes, more) = if level + 1 < depth {
             let (kids, more) = build(node);
             (kids.into_iter().map(|k| grow(k, level + 1, depth, build, row)).collect(), more)

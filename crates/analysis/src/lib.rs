@@ -32,7 +32,7 @@ pub use histogram::{heaps, histogram, GroupBy, NO_PACKAGE};
 pub use holders::{loader_leak_details, retained_together, structure_holders};
 pub use paths::{frame_text, MergedPath, PathFinder, RootInfo, RootPath, Step};
 pub use reachability::{reachability, Reachability};
-pub use retention::{closure, retention_roots, strong_closure, ObjSet, Retention, StrongGraph};
+pub use retention::{closure, node, retention_roots, strong_closure, ObjSet, Retention, StrongGraph};
 pub use roots::roots_report;
 pub use selector::{SelectError, Selector};
 pub use summary::{summarize, summarize_live, summarize_snapshot};

@@ -35,13 +35,12 @@ impl Graph for StrongGraph<'_> {
         self.snap.object_count() as usize + 1
     }
 
-    fn successors(&self, node: usize, f: &mut dyn FnMut(usize)) {
-        if node == 0 {
-            self.roots.iter().for_each(|r| f(r.index() + 1));
-        } else {
-            for e in self.snap.edges(ObjIdx(node as u64 - 1)) {
-                if e.strength == RefStrength::Strong {
-                    f(e.target.index() + 1);
+    fn successors(&self, v: usize, f: &mut dyn FnMut(usize)) {
+        match node::object(v) {
+            None => self.roots.iter().for_each(|&r| f(node::of(r))),
+            Some(o) => {
+                for e in self.snap.edges(o).filter(|e| e.strength == RefStrength::Strong) {
+                    f(node::of(e.target));
                 }
             }
         }
@@ -58,65 +57,53 @@ pub fn retention_roots(s: &Snapshot) -> Vec<ObjIdx> {
     roots
 }
 
-/// A set of objects, one bit each.
+/// A set of objects, one bit each ([`graph::BitSet`] with object indices).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjSet {
-    bits: Vec<u64>,
+    bits: graph::BitSet,
 }
 
 impl ObjSet {
     /// An empty set for a heap of `n` objects.
     pub fn new(n: u64) -> ObjSet {
-        ObjSet { bits: vec![0; (n as usize).div_ceil(64)] }
+        ObjSet { bits: graph::BitSet::new(n as usize) }
     }
 
     /// True when `o` is in the set.
     #[inline]
     pub fn contains(&self, o: ObjIdx) -> bool {
-        self.bits[o.index() / 64] >> (o.index() % 64) & 1 == 1
+        self.bits.contains(o.index())
     }
 
     /// Adds `o`; true when it was not there yet.
     #[inline]
     pub fn insert(&mut self, o: ObjIdx) -> bool {
-        let (w, b) = (o.index() / 64, o.index() % 64);
-        let fresh = self.bits[w] >> b & 1 == 0;
-        self.bits[w] |= 1 << b;
-        fresh
+        self.bits.insert(o.index())
     }
 
     /// Removes every member of `other`.
     pub fn subtract(&mut self, other: &ObjSet) {
-        self.bits.iter_mut().zip(&other.bits).for_each(|(a, b)| *a &= !b);
+        self.bits.subtract(&other.bits);
     }
 
     /// Adds every member of `other`.
     pub fn union_with(&mut self, other: &ObjSet) {
-        self.bits.iter_mut().zip(&other.bits).for_each(|(a, b)| *a |= b);
+        self.bits.union_with(&other.bits);
     }
 
     /// The members, in index order.
     pub fn iter(&self) -> impl Iterator<Item = ObjIdx> + '_ {
-        self.bits.iter().enumerate().flat_map(|(w, &word)| {
-            let mut word = word;
-            std::iter::from_fn(move || {
-                (word != 0).then(|| {
-                    let b = word.trailing_zeros() as usize;
-                    word &= word - 1;
-                    ObjIdx((w * 64 + b) as u64)
-                })
-            })
-        })
+        self.bits.iter().map(|i| ObjIdx(i as u64))
     }
 
     /// Number of members.
     pub fn len(&self) -> u64 {
-        self.bits.iter().map(|w| u64::from(w.count_ones())).sum()
+        self.bits.len() as u64
     }
 
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.bits.iter().all(|&w| w == 0)
+        self.bits.is_empty()
     }
 }
 
@@ -213,6 +200,33 @@ pub fn path_starts(s: &Snapshot) -> (Vec<ObjIdx>, usize) {
     (first, split)
 }
 
+/// Numbering of the strong graph the dominator tree is built on: node 0 is a super-root above
+/// every GC root, node `i + 1` is object `i`. Every conversion goes through here.
+pub mod node {
+    use heap::ObjIdx;
+
+    /// The super-root.
+    pub const SUPER_ROOT: usize = 0;
+
+    /// The node of object `o`.
+    #[inline]
+    pub fn of(o: ObjIdx) -> usize {
+        o.index() + 1
+    }
+
+    /// The node of `o`, or the super-root for `None` (the top of the tree).
+    #[inline]
+    pub fn of_parent(o: Option<ObjIdx>) -> usize {
+        o.map_or(SUPER_ROOT, of)
+    }
+
+    /// The object of node `v`; `None` for the super-root.
+    #[inline]
+    pub fn object(v: usize) -> Option<ObjIdx> {
+        v.checked_sub(1).map(|i| ObjIdx(i as u64))
+    }
+}
+
 /// The dominator tree of a snapshot's strong graph, with every object's retained size.
 pub struct Retention {
     dom: Dominators,
@@ -225,13 +239,13 @@ impl Retention {
     pub fn build(s: &Snapshot, progress: &dyn Progress) -> Retention {
         let g = StrongGraph::new(s);
         let dom = graph::dominators(&g, 0, progress);
-        let retained = dom.subtree_sums(|v| if v == 0 { 0 } else { s.shallow_bytes(ObjIdx(v as u64 - 1)) });
+        let retained = dom.subtree_sums(|v| node::object(v).map_or(0, |o| s.shallow_bytes(o)));
         Retention { dom, retained }
     }
 
     /// Bytes freed if `o` became unreachable (0 when `o` is not strongly live).
     pub fn retained_bytes(&self, o: ObjIdx) -> u64 {
-        self.retained[o.index() + 1]
+        self.retained[node::of(o)]
     }
 
     /// Bytes of all strongly live objects.
@@ -246,32 +260,32 @@ impl Retention {
 
     /// True when a chain of strong references leads from a GC root to `o`.
     pub fn is_live(&self, o: ObjIdx) -> bool {
-        self.dom.is_reachable(o.index() + 1)
+        self.dom.is_reachable(node::of(o))
     }
 
     /// The object every root path to `o` passes through last; `None` when only the
     /// super-root dominates it (several roots or a root itself) or it is not live.
     pub fn immediate_dominator(&self, o: ObjIdx) -> Option<ObjIdx> {
-        match self.dom.immediate_dominator(o.index() + 1) {
+        match self.dom.immediate_dominator(node::of(o)) {
             Some(0) | None => None,
-            Some(d) => Some(ObjIdx(d as u64 - 1)),
+            Some(d) => node::object(d),
         }
     }
 
     /// True when every strong root path to `b` passes through `a`.
     pub fn dominates(&self, a: ObjIdx, b: ObjIdx) -> bool {
-        self.dom.dominates(a.index() + 1, b.index() + 1)
+        self.dom.dominates(node::of(a), node::of(b))
     }
 
     /// The objects `parent` immediately dominates (the top level of the tree for `None`),
     /// biggest retained size first.
     pub fn children(&self, parent: Option<ObjIdx>) -> Vec<ObjIdx> {
-        let p = parent.map_or(0, |o| o.index() + 1);
+        let p = node::of_parent(parent);
         let out: Vec<ObjIdx> = self
             .dom
             .preorder()
-            .filter(|&v| v != 0 && self.dom.immediate_dominator(v) == Some(p))
-            .map(|v| ObjIdx(v as u64 - 1))
+            .filter(|&v| v != node::SUPER_ROOT && self.dom.immediate_dominator(v) == Some(p))
+            .filter_map(node::object)
             .collect();
         self.biggest_first(out, usize::MAX)
     }
@@ -298,8 +312,8 @@ impl Retention {
     pub fn child_counts(&self) -> Vec<u32> {
         let mut counts = vec![0u32; self.retained.len() - 1];
         for v in self.dom.preorder() {
-            if let Some(d) = self.dom.immediate_dominator(v).filter(|&d| d != 0) {
-                counts[d - 1] = counts[d - 1].saturating_add(1);
+            if let Some(d) = self.dom.immediate_dominator(v).and_then(node::object) {
+                counts[d.index()] = counts[d.index()].saturating_add(1);
             }
         }
         counts
@@ -308,7 +322,7 @@ impl Retention {
     /// The `n` objects with the biggest retained sizes anywhere in the tree.
     pub fn top(&self, n: usize) -> Vec<ObjIdx> {
         let mut heap = std::collections::BinaryHeap::new();
-        for v in self.dom.preorder().filter(|&v| v != 0) {
+        for v in self.dom.preorder().filter(|&v| v != node::SUPER_ROOT) {
             heap.push(std::cmp::Reverse((self.retained[v], std::cmp::Reverse(v))));
             if heap.len() > n {
                 heap.pop();
@@ -317,7 +331,7 @@ impl Retention {
         let mut out: Vec<(u64, usize)> =
             heap.into_iter().map(|std::cmp::Reverse((r, std::cmp::Reverse(v)))| (r, v)).collect();
         out.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        out.into_iter().map(|(_, v)| ObjIdx(v as u64 - 1)).collect()
+        out.into_iter().filter_map(|(_, v)| node::object(v)).collect()
     }
 
     /// Heap bytes used.

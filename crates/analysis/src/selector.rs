@@ -92,13 +92,7 @@ impl FromStr for Selector {
                 let (class, field) = arg.rsplit_once('.').ok_or_else(err)?;
                 Selector::Static { class: class.to_owned(), field: field.to_owned() }
             }
-            "rule" => {
-                let parts: Vec<String> = arg.split('>').map(|p| p.trim().to_owned()).collect();
-                if parts.iter().any(String::is_empty) {
-                    return Err(err());
-                }
-                Selector::Rule(parts)
-            }
+            "rule" => Selector::Rule(heap::names::parse_rule(arg).ok_or_else(err)?),
             _ => return Err(err()),
         })
     }

@@ -7,6 +7,7 @@
 //! the size splits into many small parts is the accumulation point (typically a map's table
 //! or a list's array), and what it holds is summarised by class rather than listed.
 
+use crate::retention::node;
 use std::collections::HashMap;
 
 use graph::Csr;
@@ -25,8 +26,7 @@ pub fn suspects(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, threshold: 
     let min = (live as f64 * threshold) as u64;
     let tree = r.tree_children();
     let children = |o: Option<ObjIdx>| -> Vec<ObjIdx> {
-        let node = o.map_or(0, |o| o.index() + 1);
-        tree.successors(node).map(|v| ObjIdx(v - 1)).collect()
+        tree.successors(node::of_parent(o)).filter_map(|v| node::object(v as usize)).collect()
     };
     let mut out = Vec::new();
     let top = children(None);
@@ -76,7 +76,10 @@ fn describe(
     let mut chain = vec![step(s, o, None)];
     let mut cur = o;
     loop {
-        let biggest = tree.successors(cur.index() + 1).map(|v| ObjIdx(v - 1)).max_by_key(|&c| r.retained_bytes(c));
+        let biggest = tree
+            .successors(node::of(cur))
+            .filter_map(|v| node::object(v as usize))
+            .max_by_key(|&c| r.retained_bytes(c));
         match biggest {
             Some(c) if r.retained_bytes(c) as f64 >= r.retained_bytes(cur) as f64 * CONCENTRATION => {
                 let field =
@@ -89,10 +92,10 @@ fn describe(
     }
     // What accumulates: every object the accumulation point dominates, by class.
     let mut contents: HashMap<ClassIdx, (u64, u64)> = HashMap::new();
-    let mut stack: Vec<u64> = tree.successors(cur.index() + 1).collect();
+    let mut stack: Vec<u64> = tree.successors(node::of(cur)).collect();
     let direct_children = stack.len();
     while let Some(v) = stack.pop() {
-        let c = ObjIdx(v - 1);
+        let Some(c) = node::object(v as usize) else { continue };
         let e = contents.entry(s.class_of(c)).or_default();
         (e.0, e.1) = (e.0 + 1, e.1 + s.shallow_bytes(c));
         stack.extend(tree.successors(v as usize));

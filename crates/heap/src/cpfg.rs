@@ -185,8 +185,10 @@ impl ClassGraph {
         let roots: Vec<(u32, hprof::RootKind)> =
             scan_roots.iter().filter_map(|(_, r)| Some((ranks.rank(r.object_id)? as u32, r.kind))).collect();
         let mirrors: Vec<u32> = mirror_of.keys().copied().collect();
-        let mut bits = vec![0u64; n.div_ceil(64)];
-        mirrors.iter().for_each(|&m| bits[m as usize / 64] |= 1 << (m % 64));
+        let mut bits = graph::BitSet::new(n);
+        mirrors.iter().for_each(|&m| {
+            bits.insert(m as usize);
+        });
         let g =
             StreamGraph { classes: &census.classes, kind: &kind, mirror_of: &mirror_of, mirrors: bits, refs: &refs };
         progress.start("tracing from GC roots", 0);
@@ -328,7 +330,7 @@ struct StreamGraph<'a> {
     kind: &'a [AtomicU64],
     mirror_of: &'a FxHashMap<u32, ClassIdx>,
     /// One bit per object: a class mirror.
-    mirrors: Vec<u64>,
+    mirrors: graph::BitSet,
     refs: &'a Refs,
 }
 
@@ -413,7 +415,7 @@ impl Traced for StreamGraph<'_> {
     }
 
     fn mirror(&self, o: u32) -> Option<ClassIdx> {
-        if self.mirrors[o as usize / 64] >> (o % 64) & 1 == 0 {
+        if !self.mirrors.contains(o as usize) {
             return None;
         }
         self.mirror_of.get(&o).copied()

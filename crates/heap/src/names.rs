@@ -34,6 +34,17 @@ pub fn rule_element_matches(pattern: &str, class_name: &str) -> bool {
     class_name == pattern || simple == pattern || simple.rsplit('$').next() == Some(pattern)
 }
 
+/// Parses a reference rule `A>B>C` (a leading `rule:` is allowed): class names or short
+/// names, the selected class last. No part may be empty or hold a comma, a semicolon or a
+/// space, which no class name has and which separate rules and options where rules are
+/// written inside other text (the agent's option string).
+pub fn parse_rule(text: &str) -> Option<Vec<String>> {
+    let text = text.trim();
+    let body = text.strip_prefix("rule:").unwrap_or(text);
+    let parts: Vec<String> = body.split('>').map(|p| p.trim().to_string()).collect();
+    (!parts.iter().any(|p| p.is_empty() || p.contains([',', ';', ' ']))).then_some(parts)
+}
+
 /// Whether a path of class names from a root (`path`, the object's class last) matches a
 /// reference rule: the rule's last element names the last class, and its other elements
 /// appear along the path before it, in order (a subsequence).

@@ -125,7 +125,7 @@ pub struct Snapshot {
     size8: Vec<u32>,
     offsets: Packed40,
     edges: Csr,
-    referent_first: Vec<u64>,
+    referent_first: graph::BitSet,
     mirrors: Vec<(ObjIdx, ClassIdx)>,
     /// GC roots, as the dump declares them.
     pub roots: Vec<Root>,
@@ -214,7 +214,7 @@ impl Snapshot {
             size8,
             offsets,
             edges: Csr::from_parts(edge_offsets, targets),
-            referent_first,
+            referent_first: graph::BitSet::from_words(referent_first),
             mirrors,
             roots: Vec::new(),
             threads: Vec::new(),
@@ -294,7 +294,7 @@ impl Snapshot {
     /// Outgoing references, a Reference's referent (if any) first.
     pub fn edges(&self, o: ObjIdx) -> impl Iterator<Item = Edge> + '_ {
         let range = self.edges.edge_range(o.index());
-        let first_weak = self.referent_first[o.index() / 64] >> (o.index() % 64) & 1 == 1;
+        let first_weak = self.referent_first.contains(o.index());
         let strength =
             if first_weak { self.census.classes.get(self.class_of(o)).ref_strength } else { RefStrength::Strong };
         let start = range.start;
@@ -457,7 +457,7 @@ impl Snapshot {
             + self.size8.capacity() * 4
             + self.offsets.heap_bytes()
             + self.edges.heap_bytes()
-            + self.referent_first.capacity() * 8
+            + self.referent_first.heap_bytes()
             + self.mirrors.capacity() * 16
             + self.addr_index.heap_bytes()
     }

@@ -100,14 +100,7 @@ impl Options {
     }
 }
 
-/// Parses a reference rule `A>B>C` (a leading `rule:` is allowed): class names, the watched
-/// class last.
-pub fn parse_rule(text: &str) -> Option<Vec<String>> {
-    let text = text.trim();
-    let body = text.strip_prefix("rule:").unwrap_or(text);
-    let parts: Vec<String> = body.split('>').map(|p| p.trim().to_string()).collect();
-    (!parts.iter().any(|p| p.is_empty() || p.contains([',', ';', ' ']))).then_some(parts)
-}
+pub use heap::names::parse_rule;
 
 /// Parses a size such as `512K`, `2M`, `1.5GiB` or `4096` (bytes).
 pub fn parse_bytes(s: &str) -> Result<u64, String> {

@@ -348,8 +348,8 @@ impl<'a, 's> Browse<'a, 's> {
             )));
         }
         let (offset, limit) = q.page()?;
-        let node = parent.map_or(0, |p| p.index() + 1);
-        let kids: Vec<ObjIdx> = self.tree.successors(node).map(|v| ObjIdx(v - 1)).collect();
+        let node = analysis::node::of_parent(parent);
+        let kids: Vec<ObjIdx> = self.tree.successors(node).filter_map(|v| analysis::node::object(v as usize)).collect();
         let total = kids.len();
         let kids = r.biggest_first(kids, offset.saturating_add(limit));
         let of = parent.map_or(r.live_bytes(), |p| r.retained_bytes(p));
