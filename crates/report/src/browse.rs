@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::group::GroupNode;
 use crate::histogram::HistogramRow;
-use crate::html::DomNode;
+use crate::leak::DomNode;
 use crate::paths::PathsReport;
 use crate::retention::{DominatorRow, GroupTotals};
 

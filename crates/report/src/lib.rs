@@ -1,12 +1,13 @@
-//! The result model shared by every output of leakscope: each report is a plain serde
-//! struct whose JSON form is the interface documented in docs/architecture.md, and which renders
-//! itself as text for people.
+//! The result models shared by every output of leakscope: each report is a plain serde
+//! struct whose JSON form is the interface documented in docs/architecture.md. Engines build
+//! them; the `render` crate turns them into text, HTML and Graphviz for people, and only the
+//! binary depends on it.
 //!
 //! ```
 //! let h = report::Histogram { classes: vec![report::HistogramRow { name: "byte[]".into(),
 //!     instances: 2, shallow_bytes: 48 }], total_instances: 2, total_shallow_bytes: 48,
 //!     ..Default::default() };
-//! assert!(h.to_text(&report::HistogramText::default()).contains("byte[]"));
+//! assert_eq!(serde_json::to_value(&h).unwrap()["classes"][0]["shallow_bytes"], 48);
 //! ```
 
 mod browse;
@@ -14,9 +15,9 @@ mod expect;
 mod group;
 mod growth;
 mod histogram;
-mod html;
 mod info;
 mod jvms;
+mod leak;
 mod paths;
 mod retention;
 mod roots;
@@ -29,13 +30,13 @@ pub use browse::{ApiError, ClassView, DominatorPage, GroupChild, GroupPage, Grou
 pub use expect::{ExpectationsReport, ExpectedDead};
 pub use group::{GroupNode, GroupReport};
 pub use growth::{
-    signed_bytes, Candidate, ClassDelta, DiffReport, EdgeDelta, Explanation, Finding, GrowingPath, GrowthReport,
-    Holder, LoaderLeak, Member, PathPart, RankingInfo, Slice, SliceEdge, SnapshotRow, StructureHolder,
+    Candidate, ClassDelta, DiffReport, EdgeDelta, Explanation, Finding, GrowingPath, GrowthReport, Holder, LoaderLeak,
+    Member, PathPart, RankingInfo, Slice, SliceEdge, SnapshotRow, StructureHolder,
 };
-pub use histogram::{HeapEntry, Histogram, HistogramRow, HistogramText};
-pub use html::{esc, ClassCurve, DomNode, HeapView, LeakReport};
+pub use histogram::{HeapEntry, Histogram, HistogramRow};
 pub use info::{DumpEntry, DumpInfo, RootCount};
 pub use jvms::RunningJvm;
+pub use leak::{ClassCurve, DomNode, HeapView, LeakReport};
 pub use paths::{PathEntry, PathRoot, PathStep, PathsReport};
 pub use retention::{DominatorReport, DominatorRow, GroupTotals, RetainedReport, SelectedGroup, WEAK_NOTE};
 pub use roots::{FrameRow, RootBytes, RootKindRow, RootsReport, StaticRow, ThreadRow};

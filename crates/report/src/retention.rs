@@ -1,10 +1,6 @@
 //! Reports about retention: the dominator tree's biggest nodes, and group sizes.
 
-use std::fmt::Write;
-
 use serde::{Deserialize, Serialize};
-
-use crate::text::{human_bytes, thousands};
 
 /// Said under every retention report, because it changes the numbers.
 pub const WEAK_NOTE: &str = "Weak, soft, phantom and final references do not keep objects alive in these numbers.";
@@ -55,46 +51,6 @@ pub struct DominatorReport {
     pub flat: bool,
 }
 
-impl DominatorReport {
-    /// A table for people.
-    pub fn to_text(&self) -> String {
-        let mut o = String::new();
-        match &self.parent {
-            None if self.flat => {
-                let _ = writeln!(
-                    o,
-                    "Biggest retained sizes anywhere in the dominator tree (live heap {}):",
-                    human_bytes(self.live_bytes)
-                );
-            }
-            None => {
-                let _ =
-                    writeln!(o, "Biggest retainers below the GC roots (live heap {}):", human_bytes(self.live_bytes));
-            }
-            Some(p) => {
-                let _ = writeln!(o, "{} retains {}; it dominates:", p.label(), human_bytes(p.retained_bytes));
-            }
-        }
-        let _ = writeln!(o, "{:>14}  {:>10}  {:>6}  {:>9}  object", "retained", "shallow", "share", "children");
-        for r in &self.objects {
-            let _ = writeln!(
-                o,
-                "{:>14}  {:>10}  {:>5.1}%  {:>9}  {}",
-                thousands(r.retained_bytes),
-                thousands(r.shallow_bytes),
-                r.share * 100.0,
-                thousands(r.children),
-                r.label()
-            );
-        }
-        if self.more > 0 {
-            let _ = writeln!(o, "{} more not shown (--top N, --top 0 for all).", thousands(self.more));
-        }
-        let _ = writeln!(o, "Descend with --children ID. {WEAK_NOTE}");
-        o
-    }
-}
-
 /// Sizes of one group of objects.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupTotals {
@@ -125,44 +81,4 @@ pub struct RetainedReport {
     pub groups: Vec<SelectedGroup>,
     /// All selected objects together.
     pub union: GroupTotals,
-}
-
-impl RetainedReport {
-    /// A table for people.
-    pub fn to_text(&self) -> String {
-        let mut o = String::new();
-        let w = self.groups.iter().map(|g| g.selector.len()).max().unwrap_or(0).max(24);
-        let _ = writeln!(
-            o,
-            "{:<w$}  {:>10}  {:>14}  {:>14}  {:>14}",
-            "group", "objects", "shallow", "transitive", "retained"
-        );
-        let row = |o: &mut String, name: &str, t: &GroupTotals| {
-            let _ = writeln!(
-                o,
-                "{:<w$}  {:>10}  {:>14}  {:>14}  {:>14}",
-                name,
-                thousands(t.objects),
-                thousands(t.shallow_bytes),
-                thousands(t.transitive_bytes),
-                thousands(t.retained_bytes)
-            );
-        };
-        for g in &self.groups {
-            row(&mut o, &g.selector, &g.totals);
-        }
-        if self.groups.len() > 1 {
-            row(&mut o, "all groups together", &self.union);
-            let sum: u64 = self.groups.iter().map(|g| g.totals.retained_bytes).sum();
-            if self.union.retained_bytes > sum {
-                let _ = writeln!(
-                    o,
-                    "Together the groups retain {} more than the sum of their own retained sizes: shared ownership.",
-                    human_bytes(self.union.retained_bytes - sum)
-                );
-            }
-        }
-        let _ = writeln!(o, "Retained = freed if every object of the group became unreachable. {WEAK_NOTE}");
-        o
-    }
 }

@@ -6,6 +6,8 @@ use std::process::Command;
 use anyhow::{bail, Context};
 use clap::Args;
 
+use render::Text;
+
 use crate::dump_args::{self, DumpArgs};
 use crate::exit::Exit;
 use crate::progress::Bar;

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use render::TextWith;
+
 use crate::dump_args::{self, DumpArgs};
 use crate::exit::Exit;
 use crate::progress::Bar;

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use heap::ObjIdx;
 
+use render::Text;
+
 use crate::dump_args::{self, DumpArgs};
 use crate::exit::Exit;
 use crate::progress::Bar;

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 
+use render::{Dot, TextWith};
+
 use crate::dump_args::{self, DumpArgs};
 use crate::exit::Exit;
 use crate::progress::Bar;

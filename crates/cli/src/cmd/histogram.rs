@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
+use render::{Text, TextWith};
+
 use crate::dump_args::{self, DumpArgs};
 use crate::exit::Exit;
 use crate::progress::Bar;
@@ -113,6 +115,6 @@ pub fn run(args: &HistogramArgs) -> anyhow::Result<Exit> {
         let heaps: Vec<String> = h.heaps.iter().map(|e| e.to_text()).collect();
         outln!("heaps: {}; --heap NAME or --heap all counts another", heaps.join(", "))?;
     }
-    out!("{}", h.to_text(&report::HistogramText { name_column: name_column.into(), top }))?;
+    out!("{}", h.to_text(&render::HistogramText { name_column: name_column.into(), top }))?;
     Ok(Exit::Success)
 }

@@ -10,6 +10,8 @@ use heap::ObjIdx;
 
 use app::leak_report::{Analyses, VALUE_CHARS};
 
+use render::Html;
+
 use crate::dump_args::{self, DumpArgs};
 use crate::exit::Exit;
 use crate::progress::Bar;

@@ -4,6 +4,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 
+use render::Text;
+
 use crate::exit::Exit;
 
 /// The two-phase detector's report (Table 5.1) for a run recorded with `--watch`: per

@@ -6,6 +6,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
+use render::TextWith;
+
 use crate::exit::Exit;
 
 /// Watch a JVM that runs the leakscope agent: estimated live and allocated bytes per class,

@@ -6,73 +6,7 @@
 
 use std::fmt::Write;
 
-use serde::{Deserialize, Serialize};
-
-use crate::growth::{Candidate, Finding, GrowthReport, LoaderLeak, Slice};
-use crate::histogram::Histogram;
-use crate::paths::{PathRoot, PathStep};
-use crate::retention::DominatorRow;
-use crate::roots::RootsReport;
-use crate::suspects::SuspectsReport;
-use crate::text::{human_bytes, thousands};
-
-/// One class's bytes in each heap of the series.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClassCurve {
-    /// Class name.
-    pub class: String,
-    /// Bytes per heap, oldest first.
-    pub volumes: Vec<u64>,
-}
-
-/// A dominator tree node with its biggest children.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DomNode {
-    /// The object.
-    #[serde(flatten)]
-    pub object: DominatorRow,
-    /// The text of a `java.lang.String`, only with `--show-values`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
-    /// Its biggest dominated objects.
-    pub nodes: Vec<DomNode>,
-    /// Dominated objects not shown.
-    pub more: u64,
-}
-
-/// What the report shows of the last heap dump, which was fully indexed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HeapView {
-    /// The dump's path.
-    pub source: String,
-    /// Bytes reachable from GC roots.
-    pub live_bytes: u64,
-    /// The leak suspects.
-    pub suspects: SuspectsReport,
-    /// The top of the dominator tree, biggest retained sizes first.
-    pub dominator_tree: Vec<DomNode>,
-    /// Bytes reachable and retained per root.
-    pub roots: RootsReport,
-    /// Instances and bytes per class, every object counted.
-    pub histogram: Histogram,
-}
-
-/// Everything `leakscope report` shows, gathered from the same analyses as the text commands.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LeakReport {
-    /// The inputs, in the order given.
-    pub inputs: Vec<String>,
-    /// Growth over the series; absent for a single heap.
-    pub growth: Option<GrowthReport>,
-    /// Volumes over the series of the classes biggest in the last heap.
-    pub class_curves: Vec<ClassCurve>,
-    /// The last heap, when it is a dump.
-    pub heap: Option<HeapView>,
-    /// Whether string contents were included (`--show-values`).
-    pub show_values: bool,
-    /// Caveats about the input.
-    pub notes: Vec<String>,
-}
+use report::*;
 
 /// Escapes text for HTML element content and quoted attribute values.
 pub fn esc(s: &str) -> String {
@@ -121,172 +55,166 @@ nav a{color:#c9cfdb;margin-right:14px;font-size:13px}
 /// Series colours, distinguishable and readable on white.
 const COLORS: [&str; 8] = ["#b3261e", "#1f5fbf", "#1e7b34", "#8a4fbf", "#c77700", "#00838f", "#5d4037", "#c2185b"];
 
-impl LeakReport {
-    /// The report as one self-contained HTML document, without script.
-    pub fn to_html(&self) -> String {
-        self.page(false)
+impl crate::Html for LeakReport {
+    fn to_html(&self) -> String {
+        page(self, false)
     }
 
-    /// The page `leakscope serve` shows: the same report, with the dominator tree, a grouping
-    /// tree and an object inspector browsed through the server's JSON API by `/app.js`.
-    pub fn to_served_html(&self) -> String {
-        self.page(true)
+    fn to_served_html(&self) -> String {
+        page(self, true)
     }
+}
 
-    fn page(&self, served: bool) -> String {
-        let mut h = String::new();
-        let title = match (&self.growth, &self.heap) {
-            (Some(g), _) => format!("leakscope report: {}", crate::text::count(g.snapshots.len() as u64, "heap")),
-            (None, Some(v)) => format!("leakscope report: {}", v.source),
-            (None, None) => "leakscope report".to_string(),
-        };
-        let _ = write!(
-            h,
-            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-             <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-             <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:{}\">\
-             <title>{}</title><style>{STYLE}{}</style>{}</head><body><header><h1>{}</h1><p>{}</p><nav>",
-            if served { "; script-src 'self'; connect-src 'self'" } else { "" },
-            esc(&title),
-            if served { SERVED_STYLE } else { "" },
-            if served { "<script src=\"/app.js\" defer></script>" } else { "" },
-            esc(&title),
-            esc(&self.inputs.join(", ")),
-        );
-        for (anchor, label, shown) in [
-            ("growth", "Growth", self.growth.is_some()),
-            ("classes", "Biggest classes", !self.class_curves.is_empty()),
-            ("suspects", "Suspects", self.heap.is_some()),
-            ("dominators", "Dominator tree", self.heap.is_some()),
-            ("grouping", "Grouping", served && self.heap.is_some()),
-            ("roots", "Roots", self.heap.is_some()),
-            ("histogram", "Histogram", self.heap.is_some()),
-        ] {
-            if shown {
-                let _ = write!(h, "<a href=\"#{anchor}\">{label}</a>");
-            }
+fn page(r: &LeakReport, served: bool) -> String {
+    let mut h = String::new();
+    let title = match (&r.growth, &r.heap) {
+        (Some(g), _) => format!("leakscope report: {}", count(g.snapshots.len() as u64, "heap")),
+        (None, Some(v)) => format!("leakscope report: {}", v.source),
+        (None, None) => "leakscope report".to_string(),
+    };
+    let _ = write!(
+        h,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:{}\">\
+         <title>{}</title><style>{STYLE}{}</style>{}</head><body><header><h1>{}</h1><p>{}</p><nav>",
+        if served { "; script-src 'self'; connect-src 'self'" } else { "" },
+        esc(&title),
+        if served { SERVED_STYLE } else { "" },
+        if served { "<script src=\"/app.js\" defer></script>" } else { "" },
+        esc(&title),
+        esc(&r.inputs.join(", ")),
+    );
+    for (anchor, label, shown) in [
+        ("growth", "Growth", r.growth.is_some()),
+        ("classes", "Biggest classes", !r.class_curves.is_empty()),
+        ("suspects", "Suspects", r.heap.is_some()),
+        ("dominators", "Dominator tree", r.heap.is_some()),
+        ("grouping", "Grouping", served && r.heap.is_some()),
+        ("roots", "Roots", r.heap.is_some()),
+        ("histogram", "Histogram", r.heap.is_some()),
+    ] {
+        if shown {
+            let _ = write!(h, "<a href=\"#{anchor}\">{label}</a>");
         }
-        h.push_str("</nav>");
-        if served && self.heap.is_some() {
-            h.push_str(
-                "<form id=\"search\" role=\"search\"><input id=\"q\" type=\"search\" \
-                 placeholder=\"Find a class, or an object by 0x id\" aria-label=\"Search\" autocomplete=\"off\">\
-                 <button type=\"submit\">Search</button></form>",
-            );
-        }
-        h.push_str("</header><main>");
-        if served && self.heap.is_some() {
-            h.push_str(
-                "<section id=\"inspect\" hidden><h2>Inspector</h2><p id=\"status\" class=\"note\"></p>\
-                 <div id=\"results\"></div><div id=\"detail\"></div></section>",
-            );
-        }
-        if let Some(g) = &self.growth {
-            self.growth_section(&mut h, g);
-        }
-        if !self.class_curves.is_empty() {
-            let labels = self.growth.as_ref().map(snapshot_labels).unwrap_or_default();
-            let series: Vec<(&str, &[u64])> =
-                self.class_curves.iter().map(|c| (c.class.as_str(), c.volumes.as_slice())).collect();
-            h.push_str("<section id=\"classes\"><h2>Biggest classes over the series</h2>");
-            h.push_str(&line_chart(&series, &labels, 860, 300));
-            h.push_str("</section>");
-        }
-        if let Some(v) = &self.heap {
-            heap_sections(&mut h, v, self.show_values, served);
-        }
-        if !self.notes.is_empty() {
-            h.push_str("<section><h2>Notes</h2><ul>");
-            for n in &self.notes {
-                let _ = write!(h, "<li class=\"note\">{}</li>", esc(n));
-            }
-            h.push_str("</ul></section>");
-        }
-        let _ = writeln!(
-            h,
-            "<p class=\"note\">Written by leakscope {}. {}</p></main></body></html>",
-            env!("CARGO_PKG_VERSION"),
-            if self.show_values {
-                "String contents are shown (--show-values): this page may hold secrets."
-            } else {
-                "No string or array contents are included; pass --show-values to include strings."
-            }
-        );
-        h
     }
-
-    fn growth_section(&self, h: &mut String, g: &GrowthReport) {
-        let labels = snapshot_labels(g);
-        h.push_str("<section id=\"growth\"><h2>Growth</h2>");
-        let leaders: Vec<&Candidate> = g.candidates.iter().filter(|c| c.same_structure_as.is_none()).collect();
-        if let Some(f) = g.findings.first() {
-            let _ = write!(
-                h,
-                "<p class=\"verdict leak\">{} growing data structure{} found over {} heaps. Most likely: <span class=\"mono\">{}</span>, where <span class=\"mono\">{}</span> piles up (grew {}).</p>",
-                g.findings.len(),
-                if g.findings.len() == 1 { "" } else { "s" },
-                g.snapshots.len(),
-                esc(&f.structure),
-                esc(f.members.first().map_or("", |m| m.class.as_str())),
-                human_bytes(f.growth_bytes)
-            );
-        } else if leaders.is_empty() {
-            let _ = write!(
-                h,
-                "<p class=\"verdict ok\">No growing data structure found over {} heaps.</p>",
-                g.snapshots.len()
-            );
-        } else {
-            let _ = write!(
-                h,
-                "<p class=\"verdict leak\">{} growing data structure{} found over {} heaps. Most likely: <span class=\"mono\">{}</span></p>",
-                leaders.len(),
-                if leaders.len() == 1 { "" } else { "s" },
-                g.snapshots.len(),
-                esc(&leaders[0].class)
-            );
-        }
-        let r = &g.ranking;
-        let _ = write!(
-            h,
-            "<p class=\"note\">Ranking: {} (decay {:.0}%, threshold {}, at least {} phases, growth at least {}).</p>",
-            esc(&r.method),
-            r.decay * 100.0,
-            r.threshold,
-            r.min_phases,
-            human_bytes(r.min_growth_bytes)
+    h.push_str("</nav>");
+    if served && r.heap.is_some() {
+        h.push_str(
+            "<form id=\"search\" role=\"search\"><input id=\"q\" type=\"search\" \
+             placeholder=\"Find a class, or an object by 0x id\" aria-label=\"Search\" autocomplete=\"off\">\
+             <button type=\"submit\">Search</button></form>",
         );
-        h.push_str("<h3>Heap occupancy</h3>");
-        let totals: Vec<u64> = g.snapshots.iter().map(|s| s.total_bytes).collect();
-        h.push_str(&line_chart(&[("all objects", &totals)], &labels, 860, 220));
-        for l in &g.loader_leaks {
-            loader_leak(h, l, &labels);
-        }
-        for (i, f) in g.findings.iter().enumerate() {
-            finding(h, i + 1, f, &labels);
-            if let Some(l) = g.leaked_loader_of(f) {
-                let _ = write!(
-                    h,
-                    "<p class=\"note\">Its class is one of the {} leaked copies loaded by <span class=\"mono\">{}</span>, above.</p>",
-                    thousands(l.copies.last().copied().unwrap_or(0)),
-                    esc(&l.loader)
-                );
-            }
-        }
-        if !g.findings.is_empty() && !g.candidates.is_empty() {
-            h.push_str("<h3>Growing classes (Cork's ranking)</h3>");
-        }
-        for c in &g.candidates {
-            candidate(h, c, &labels);
-        }
-        for n in &g.notes {
-            let _ = write!(h, "<p class=\"note\">{}</p>", esc(n));
-        }
-        if let Some(x) = g.expected_dead.as_ref().filter(|x| x.expectations > 0) {
-            expected_dead(h, x);
-        }
+    }
+    h.push_str("</header><main>");
+    if served && r.heap.is_some() {
+        h.push_str(
+            "<section id=\"inspect\" hidden><h2>Inspector</h2><p id=\"status\" class=\"note\"></p>\
+             <div id=\"results\"></div><div id=\"detail\"></div></section>",
+        );
+    }
+    if let Some(g) = &r.growth {
+        growth_section(&mut h, g);
+    }
+    if !r.class_curves.is_empty() {
+        let labels = r.growth.as_ref().map(snapshot_labels).unwrap_or_default();
+        let series: Vec<(&str, &[u64])> =
+            r.class_curves.iter().map(|c| (c.class.as_str(), c.volumes.as_slice())).collect();
+        h.push_str("<section id=\"classes\"><h2>Biggest classes over the series</h2>");
+        h.push_str(&line_chart(&series, &labels, 860, 300));
         h.push_str("</section>");
     }
+    if let Some(v) = &r.heap {
+        heap_sections(&mut h, v, r.show_values, served);
+    }
+    if !r.notes.is_empty() {
+        h.push_str("<section><h2>Notes</h2><ul>");
+        for n in &r.notes {
+            let _ = write!(h, "<li class=\"note\">{}</li>", esc(n));
+        }
+        h.push_str("</ul></section>");
+    }
+    let _ = writeln!(
+        h,
+        "<p class=\"note\">Written by leakscope {}. {}</p></main></body></html>",
+        env!("CARGO_PKG_VERSION"),
+        if r.show_values {
+            "String contents are shown (--show-values): this page may hold secrets."
+        } else {
+            "No string or array contents are included; pass --show-values to include strings."
+        }
+    );
+    h
+}
+
+fn growth_section(h: &mut String, g: &GrowthReport) {
+    let labels = snapshot_labels(g);
+    h.push_str("<section id=\"growth\"><h2>Growth</h2>");
+    let leaders: Vec<&Candidate> = g.candidates.iter().filter(|c| c.same_structure_as.is_none()).collect();
+    if let Some(f) = g.findings.first() {
+        let _ = write!(
+            h,
+            "<p class=\"verdict leak\">{} growing data structure{} found over {} heaps. Most likely: <span class=\"mono\">{}</span>, where <span class=\"mono\">{}</span> piles up (grew {}).</p>",
+            g.findings.len(),
+            if g.findings.len() == 1 { "" } else { "s" },
+            g.snapshots.len(),
+            esc(&f.structure),
+            esc(f.members.first().map_or("", |m| m.class.as_str())),
+            human_bytes(f.growth_bytes)
+        );
+    } else if leaders.is_empty() {
+        let _ =
+            write!(h, "<p class=\"verdict ok\">No growing data structure found over {} heaps.</p>", g.snapshots.len());
+    } else {
+        let _ = write!(
+            h,
+            "<p class=\"verdict leak\">{} growing data structure{} found over {} heaps. Most likely: <span class=\"mono\">{}</span></p>",
+            leaders.len(),
+            if leaders.len() == 1 { "" } else { "s" },
+            g.snapshots.len(),
+            esc(&leaders[0].class)
+        );
+    }
+    let r = &g.ranking;
+    let _ = write!(
+        h,
+        "<p class=\"note\">Ranking: {} (decay {:.0}%, threshold {}, at least {} phases, growth at least {}).</p>",
+        esc(&r.method),
+        r.decay * 100.0,
+        r.threshold,
+        r.min_phases,
+        human_bytes(r.min_growth_bytes)
+    );
+    h.push_str("<h3>Heap occupancy</h3>");
+    let totals: Vec<u64> = g.snapshots.iter().map(|s| s.total_bytes).collect();
+    h.push_str(&line_chart(&[("all objects", &totals)], &labels, 860, 220));
+    for l in &g.loader_leaks {
+        loader_leak(h, l, &labels);
+    }
+    for (i, f) in g.findings.iter().enumerate() {
+        finding(h, i + 1, f, &labels);
+        if let Some(l) = g.leaked_loader_of(f) {
+            let _ = write!(
+                h,
+                "<p class=\"note\">Its class is one of the {} leaked copies loaded by <span class=\"mono\">{}</span>, above.</p>",
+                thousands(l.copies.last().copied().unwrap_or(0)),
+                esc(&l.loader)
+            );
+        }
+    }
+    if !g.findings.is_empty() && !g.candidates.is_empty() {
+        h.push_str("<h3>Growing classes (Cork's ranking)</h3>");
+    }
+    for c in &g.candidates {
+        candidate(h, c, &labels);
+    }
+    for n in &g.notes {
+        let _ = write!(h, "<p class=\"note\">{}</p>", esc(n));
+    }
+    if let Some(x) = g.expected_dead.as_ref().filter(|x| x.expectations > 0) {
+        expected_dead(h, x);
+    }
+    h.push_str("</section>");
 }
 
 fn snapshot_labels(g: &GrowthReport) -> Vec<String> {
@@ -435,7 +363,7 @@ fn candidate(h: &mut String, c: &Candidate, labels: &[String]) {
 }
 
 /// Objects declared dead with `LeakScope.expectDead` that are still reachable.
-fn expected_dead(h: &mut String, x: &crate::expect::ExpectationsReport) {
+fn expected_dead(h: &mut String, x: &ExpectationsReport) {
     let _ = write!(
         h,
         "<h3 id=\"expected-dead\">Declared dead, still reachable</h3><p>{} declared dead, {} collected, <b>{}</b> still reachable{}.</p>",
@@ -454,7 +382,7 @@ fn expected_dead(h: &mut String, x: &crate::expect::ExpectationsReport) {
             "<tr><td class=\"mono\" data-class=\"{0}\">{0}</td><td class=\"mono\">{1}</td><td class=\"n\">{2}</td><td class=\"mono\">{3}</td></tr>",
             esc(&r.class),
             esc(&r.site),
-            crate::text::human_ms(r.declared_ms_ago),
+            human_ms(r.declared_ms_ago),
             esc(&r.held_by.join(", "))
         );
     }
