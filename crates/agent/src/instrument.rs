@@ -36,6 +36,9 @@ pub enum ClassError {
     /// A `StackMapTable` frame type reserved by the JVM specification.
     #[error("reserved stack map frame type {0}")]
     BadFrame(u8),
+    /// A code offset that no method can have: moved by the hook, it would pass 65535.
+    #[error("code offset {0} out of range")]
+    BadOffset(u16),
 }
 
 type R<T> = Result<T, ClassError>;
@@ -89,6 +92,11 @@ impl<'a> In<'a> {
     fn u4(&mut self) -> R<u32> {
         self.c.u4().map_err(|_| self.short())
     }
+}
+
+/// Code offset `pc` once the hook is in front of the code.
+fn shifted(pc: u16) -> R<u16> {
+    pc.checked_add(SHIFT).ok_or(ClassError::BadOffset(pc))
 }
 
 fn put2(out: &mut Vec<u8>, v: u16) {
@@ -272,7 +280,7 @@ fn rewrite_code(body: &[u8], methodref: u16, names: &Names) -> R<Option<Vec<u8>>
     put2(&mut out, handlers);
     for _ in 0..handlers {
         for _ in 0..3 {
-            put2(&mut out, r.u2()? + SHIFT);
+            put2(&mut out, shifted(r.u2()?)?);
         }
         put2(&mut out, r.u2()?); // catch type
     }
@@ -285,11 +293,21 @@ fn rewrite_code(body: &[u8], methodref: u16, names: &Names) -> R<Option<Vec<u8>>
         let body = if Some(name) == names.stack_map {
             shift_stack_map(a)?
         } else if Some(name) == names.lines {
-            shift_table(a, 4, |e| e[0] += SHIFT)?
+            shift_table(a, 4, |e| {
+                e[0] = shifted(e[0])?;
+                Ok(())
+            })?
         } else if Some(name) == names.locals || Some(name) == names.local_types {
             // start_pc, length, name, descriptor, index: a range from 0 (`this`, the
             // parameters) grows to cover the hook; the others move.
-            shift_table(a, 10, |e| if e[0] == 0 { e[1] += SHIFT } else { e[0] += SHIFT })?
+            shift_table(a, 10, |e| {
+                if e[0] == 0 {
+                    e[1] = shifted(e[1])?;
+                } else {
+                    e[0] = shifted(e[0])?;
+                }
+                Ok(())
+            })?
         } else {
             a.to_vec()
         };
@@ -302,14 +320,14 @@ fn rewrite_code(body: &[u8], methodref: u16, names: &Names) -> R<Option<Vec<u8>>
 
 /// A table of `u2 count` entries of `size` bytes, with `f` applied to each entry's first two
 /// u2 fields.
-fn shift_table(a: &[u8], size: usize, f: impl Fn(&mut [u16; 2])) -> R<Vec<u8>> {
+fn shift_table(a: &[u8], size: usize, f: impl Fn(&mut [u16; 2]) -> R<()>) -> R<Vec<u8>> {
     let mut r = In::new(a);
     let n = r.u2()?;
     let mut out = Vec::with_capacity(a.len());
     put2(&mut out, n);
     for _ in 0..n {
         let mut e = [r.u2()?, r.u2()?];
-        f(&mut e);
+        f(&mut e)?;
         put2(&mut out, e[0]);
         put2(&mut out, e[1]);
         out.extend_from_slice(r.bytes(size - 4)?);
@@ -349,7 +367,7 @@ fn shift_stack_map(a: &[u8]) -> R<Vec<u8>> {
         }
         247..=255 => {
             out.push(ty);
-            put2(&mut out, r.u2()? + SHIFT);
+            put2(&mut out, shifted(r.u2()?)?);
         }
         other => return Err(ClassError::BadFrame(other)),
     }
