@@ -140,6 +140,7 @@ fn with_nodes(
     let total_bytes: u64 = live.iter().map(|t| t.shallow_bytes).sum();
     let total_instances: u64 = live.iter().map(|t| t.instances).sum();
     HeapSummary {
+        schema_version: report::SCHEMA_VERSION,
         source: source.into(),
         time_ms: Some(census.header.timestamp_ms).filter(|&t| t > 0),
         gc_count: None,

@@ -15,6 +15,7 @@ pub mod inputs;
 pub mod jvm;
 pub mod leak_report;
 pub mod live;
+pub mod schemas;
 pub mod series;
 pub mod staleness;
 

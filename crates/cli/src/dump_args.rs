@@ -171,16 +171,20 @@ pub fn parse_selector(s: &str) -> Result<analysis::Selector, String> {
 type ReadWarnings = (Vec<String>, Option<u64>);
 static READ_WARNINGS: std::sync::Mutex<Option<ReadWarnings>> = std::sync::Mutex::new(None);
 
-/// Prints a report on stdout: one JSON document with `--json`, else its text form. A command
-/// that read dumps adds their `warnings` (one line each) and `truncated_at` (the offset where
-/// a truncated dump was cut, or null) to its JSON document, whatever its shape.
+/// Prints a report on stdout: one JSON document with `--json`, else its text form. Every
+/// document gets `schema_version` ([`report::SCHEMA_VERSION`]); a command that read dumps
+/// adds their `warnings` (one line each) and `truncated_at` (the offset where a truncated
+/// dump was cut, or null), whatever its shape.
 pub fn emit<R: serde::Serialize>(json: bool, report: &R, text: impl FnOnce(&R) -> String) -> anyhow::Result<Exit> {
     if json {
         let mut doc = serde_json::to_value(report)?;
         let read = READ_WARNINGS.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if let (Some((warnings, cut)), Some(fields)) = (read, doc.as_object_mut()) {
-            fields.insert("warnings".into(), serde_json::json!(warnings));
-            fields.insert("truncated_at".into(), serde_json::json!(cut));
+        if let Some(fields) = doc.as_object_mut() {
+            fields.insert("schema_version".into(), serde_json::json!(report::SCHEMA_VERSION));
+            if let Some((warnings, cut)) = read {
+                fields.insert("warnings".into(), serde_json::json!(warnings));
+                fields.insert("truncated_at".into(), serde_json::json!(cut));
+            }
         }
         outln!("{}", serde_json::to_string(&doc)?)?;
     } else {

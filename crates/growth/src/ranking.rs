@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::ratio::{ratio_rank, RatioParams};
 
 /// Which ranking to apply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
     /// Figure 5 on kept volumes, plus the noise and plateau tests (leakscope's default).
@@ -36,7 +36,7 @@ impl Method {
 }
 
 /// How series are judged.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Options {
     /// The ranking.
     pub method: Method,

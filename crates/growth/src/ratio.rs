@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The knobs of Figure 5; the defaults are the paper's (Table III: f = 15 %, R = 100).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RatioParams {
     /// Decay factor `f`: a volume above `max × (1 − f)` still counts as potential growth.
     pub decay: f64,

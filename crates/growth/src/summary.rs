@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Bytes and instances of one class in one summary.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClassVolume {
     /// Java source name (`java.util.HashMap$Node`, `byte[]`).
     pub name: String,
@@ -15,7 +15,7 @@ pub struct ClassVolume {
 
 /// One reference edge: the bytes of `to` objects referenced from `from` objects, counted once
 /// per reference (Cork's V(to|from), Figure 3), so an object referenced twice counts twice.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EdgeVolume {
     /// Referrer: a class name, or `class NAME` for the static fields of NAME.
     pub from: String,
@@ -30,7 +30,7 @@ pub struct EdgeVolume {
 /// One place in a heap's structure: a path shape from a GC root (class and field names, array
 /// indices masked, repeated steps through one class folded), and the live objects whose
 /// shortest path has it. Nodes of different heaps are matched by their whole path.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PathVolume {
     /// Index of the node of the step before in [`HeapSummary::paths`]; none for a GC root's
     /// object or a class mirror (`class NAME`, where the paths through its statics start).
@@ -49,7 +49,7 @@ pub struct PathVolume {
 
 /// Class loaders of one class that each define classes of the same names: one application
 /// loaded `copies` times.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LoaderCopies {
     /// The loaders' class.
     pub loader: String,
@@ -63,8 +63,12 @@ pub struct LoaderCopies {
 
 /// The class points-from graph of one moment, from a heap dump or from the agent's heap walk.
 /// Weak, soft and phantom referents are not counted as edges: they do not keep anything alive.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct HeapSummary {
+    /// The version of leakscope's JSON documents it was written under
+    /// ([`report::SCHEMA_VERSION`]); 0 in summaries saved before documents had one.
+    #[serde(default)]
+    pub schema_version: u32,
     /// Where it came from: a dump's path, or `gc N` of a run.
     pub source: String,
     /// Wall-clock time of the moment, milliseconds since the Unix epoch, when known.

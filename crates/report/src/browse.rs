@@ -11,7 +11,7 @@ use crate::paths::PathsReport;
 use crate::retention::{DominatorRow, GroupTotals};
 
 /// One page of the objects a dominator tree node immediately dominates.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DominatorPage {
     /// The node; `None` for the top of the tree.
     pub parent: Option<DominatorRow>,
@@ -25,7 +25,7 @@ pub struct DominatorPage {
 }
 
 /// A node of a grouping tree, with the id to ask for its children.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GroupChild {
     /// Node id within this grouping (valid for the same `by`).
     pub node: u64,
@@ -35,7 +35,7 @@ pub struct GroupChild {
 }
 
 /// One page of the sub-groups of a grouping tree node.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GroupPage {
     /// The classifiers, outermost first.
     pub by: Vec<String>,
@@ -50,7 +50,7 @@ pub struct GroupPage {
 }
 
 /// Deep and retained sizes of one grouping tree node (a closure each: asked for separately).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GroupSizesView {
     /// The node.
     pub node: u64,
@@ -59,7 +59,7 @@ pub struct GroupSizesView {
 }
 
 /// One object: what it is, what keeps it alive and what it keeps alive.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ObjectView {
     /// The object as a dominator tree row (retained size and dominated count).
     pub object: DominatorRow,
@@ -78,7 +78,7 @@ pub struct ObjectView {
 }
 
 /// All instances of one class together.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClassView {
     /// The class.
     pub class: String,
@@ -91,7 +91,7 @@ pub struct ClassView {
 }
 
 /// Classes whose name contains the query, and the object whose id it is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SearchPage {
     /// The query.
     pub query: String,
@@ -106,7 +106,7 @@ pub struct SearchPage {
 }
 
 /// What the API answers when a request cannot be served.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ApiError {
     /// Why, for people.
     pub error: String,

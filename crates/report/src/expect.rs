@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::paths::PathEntry;
 
 /// An object declared dead that is still reachable.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ExpectedDead {
     /// Its class.
     pub class: String,
@@ -30,7 +30,7 @@ pub struct ExpectedDead {
 }
 
 /// What became of the objects declared dead.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ExpectationsReport {
     /// The heap dump or run store checked.
     pub source: String,

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One node of the classification tree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GroupNode {
     /// The node's key (`java.util.HashMap`, `Root: static field`, ...).
     pub key: String,
@@ -22,7 +22,7 @@ pub struct GroupNode {
 }
 
 /// The `group` report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GroupReport {
     /// The classifiers, in order.
     pub by: Vec<String>,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::paths::{PathRoot, PathStep};
 
 /// One heap of the series.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SnapshotRow {
     /// The dump's path, or `gc N` of a run.
     pub source: String,
@@ -19,7 +19,7 @@ pub struct SnapshotRow {
 }
 
 /// How candidates were ranked.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RankingInfo {
     /// `ratio` (leakscope's default: Figure 5 on kept volumes), `cork` (Figure 5 on raw volumes) or `slope`.
     pub method: String,
@@ -35,7 +35,7 @@ pub struct RankingInfo {
 
 /// A reference edge in a slice, `to` objects held by `from` objects: a growing one, or
 /// (`growth_bytes` 0) one that holds a container of the growth.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SliceEdge {
     /// Referrer class (or `class NAME` for NAME's static fields).
     pub from: String,
@@ -48,7 +48,7 @@ pub struct SliceEdge {
 }
 
 /// Cork's slice: the candidate and the classes that hold it along growing references.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct Slice {
     /// Classes in the slice, the candidate first.
     pub classes: Vec<String>,
@@ -59,7 +59,7 @@ pub struct Slice {
 }
 
 /// An object of a container class in the last heap that holds the growing part.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Holder {
     /// Its class.
     pub class: String,
@@ -74,7 +74,7 @@ pub struct Holder {
 }
 
 /// A class whose volume keeps growing.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Candidate {
     /// Class name.
     pub class: String,
@@ -99,7 +99,7 @@ pub struct Candidate {
 }
 
 /// One step of a path from a GC root to a growing structure.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PathPart {
     /// How the step before reaches it: a field name, `[]`, `static NAME`, or the root's kind.
     pub via: String,
@@ -108,7 +108,7 @@ pub struct PathPart {
 }
 
 /// A class that piles up in a growing structure.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Member {
     /// Class name.
     pub class: String,
@@ -122,7 +122,7 @@ pub struct Member {
 
 /// A growing place below a structure: a path from it, and the objects of one candidate class
 /// there, per heap.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GrowingPath {
     /// Steps from the structure, e.g. `table → [] → val`.
     pub path: Vec<PathPart>,
@@ -133,7 +133,7 @@ pub struct GrowingPath {
 }
 
 /// An object of the growing structure in the last heap, with its share of the growth.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StructureHolder {
     /// The object, its retained size and its path from a GC root.
     #[serde(flatten)]
@@ -147,7 +147,7 @@ pub struct StructureHolder {
 /// One data structure that keeps growing: a place in the heap's structure, matched across the
 /// heaps by its path from a GC root (class and field names, array indices masked), under
 /// which the candidate classes pile up.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
     /// `Owner.field` that holds the structure (`StandardManager.sessions`), or how its root holds it.
     pub structure: String,
@@ -171,7 +171,7 @@ pub struct Finding {
 
 /// One application loaded again and again while its old copies stay alive: a class-loader
 /// leak (a webapp redeployed while something outside it holds the old deployment).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LoaderLeak {
     /// The loaders' class.
     pub loader: String,
@@ -192,7 +192,7 @@ pub struct LoaderLeak {
 }
 
 /// The `growth` report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GrowthReport {
     /// The heaps, in time order.
     pub snapshots: Vec<SnapshotRow>,
@@ -217,7 +217,7 @@ pub struct GrowthReport {
 }
 
 /// Why a class is, or is not, a candidate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Explanation {
     /// Class name.
     pub class: String,
@@ -240,7 +240,7 @@ impl GrowthReport {
 }
 
 /// One row of a diff.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClassDelta {
     /// Class name.
     pub class: String,
@@ -259,7 +259,7 @@ pub struct ClassDelta {
 }
 
 /// One edge of a diff.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EdgeDelta {
     /// Referrer class (or `class NAME` for statics).
     pub from: String,
@@ -274,7 +274,7 @@ pub struct EdgeDelta {
 }
 
 /// The `diff` report: what changed between two heaps, biggest changes first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DiffReport {
     /// The old heap.
     pub old: SnapshotRow,

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One row: a class, package or hierarchy.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HistogramRow {
     /// Class name (Java source form), package, or root class of a hierarchy.
     pub name: String,
@@ -14,7 +14,7 @@ pub struct HistogramRow {
 }
 
 /// A heap histogram, biggest first.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Histogram {
     /// The rows.
     pub classes: Vec<HistogramRow>,
@@ -31,7 +31,7 @@ pub struct Histogram {
 }
 
 /// One Android heap (app, zygote, image) and what it holds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HeapEntry {
     /// The heap's name as the dump gives it.
     pub name: String,

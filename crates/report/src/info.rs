@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Roots of one kind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RootCount {
     /// Root kind (`java frame`, `system class`, ...).
     pub kind: String,
@@ -13,7 +13,7 @@ pub struct RootCount {
 }
 
 /// One of several heap dumps in a file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DumpEntry {
     /// Its number for `--dump N`, from 1, oldest first.
     pub index: usize,
@@ -28,7 +28,7 @@ pub struct DumpEntry {
 }
 
 /// A summary of one dump.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DumpInfo {
     /// The file.
     pub file: String,

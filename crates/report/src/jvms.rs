@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One running JVM.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct RunningJvm {
     /// Process id.
     pub pid: u32,

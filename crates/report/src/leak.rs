@@ -9,7 +9,7 @@ use crate::roots::RootsReport;
 use crate::suspects::SuspectsReport;
 
 /// One class's bytes in each heap of the series.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClassCurve {
     /// Class name.
     pub class: String,
@@ -18,7 +18,7 @@ pub struct ClassCurve {
 }
 
 /// A dominator tree node with its biggest children.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DomNode {
     /// The object.
     #[serde(flatten)]
@@ -33,7 +33,7 @@ pub struct DomNode {
 }
 
 /// What the report shows of the last heap dump, which was fully indexed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HeapView {
     /// The dump's path.
     pub source: String,
@@ -50,7 +50,7 @@ pub struct HeapView {
 }
 
 /// Everything `leakscope report` shows, gathered from the same analyses as the text commands.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LeakReport {
     /// The inputs, in the order given.
     pub inputs: Vec<String>,

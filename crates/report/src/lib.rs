@@ -26,6 +26,11 @@ mod suspects;
 mod text;
 mod top;
 
+/// The version of the JSON documents leakscope writes (every `--json` output, saved
+/// summaries): raised when a field changes meaning or goes away, not when one is added. The
+/// schemas are in `docs/schemas/`.
+pub const SCHEMA_VERSION: u32 = 1;
+
 pub use browse::{ApiError, ClassView, DominatorPage, GroupChild, GroupPage, GroupSizesView, ObjectView, SearchPage};
 pub use expect::{ExpectationsReport, ExpectedDead};
 pub use group::{GroupNode, GroupReport};

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The root a path starts from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PathRoot {
     /// Root kind: `java frame`, `system class`, `jni global`, `thread`, `class held by the VM`, ...
     pub kind: String,
@@ -12,7 +12,7 @@ pub struct PathRoot {
 }
 
 /// One object on a path.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PathStep {
     /// Address, as `0x…`.
     pub id: String,
@@ -23,7 +23,7 @@ pub struct PathStep {
 }
 
 /// A path, standing for `count` objects whose paths have the same shape.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PathEntry {
     /// Where it starts.
     pub root: PathRoot,
@@ -34,7 +34,7 @@ pub struct PathEntry {
 }
 
 /// The `paths` report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PathsReport {
     /// The selector.
     pub selector: String,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 pub const WEAK_NOTE: &str = "Weak, soft, phantom and final references do not keep objects alive in these numbers.";
 
 /// One object of the dominator tree.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DominatorRow {
     /// Address, as `0x…`.
     pub id: String,
@@ -36,7 +36,7 @@ impl DominatorRow {
 }
 
 /// The `dominators` report: the top of the dominator tree, or one node's children.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DominatorReport {
     /// The node whose children these are; `None` for the top level (the GC roots' side).
     pub parent: Option<DominatorRow>,
@@ -52,7 +52,7 @@ pub struct DominatorReport {
 }
 
 /// Sizes of one group of objects.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GroupTotals {
     /// Objects in the group.
     pub objects: u64,
@@ -65,7 +65,7 @@ pub struct GroupTotals {
 }
 
 /// One selector's group.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SelectedGroup {
     /// The selector, as given.
     pub selector: String,
@@ -75,7 +75,7 @@ pub struct SelectedGroup {
 }
 
 /// The `retained` report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RetainedReport {
     /// One entry per selector.
     pub groups: Vec<SelectedGroup>,

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Reachable and retained bytes of one root or group of roots.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RootBytes {
     /// Bytes strongly reachable from it.
     pub reachable_bytes: u64,
@@ -12,7 +12,7 @@ pub struct RootBytes {
 }
 
 /// All roots of one kind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RootKindRow {
     /// Root kind.
     pub kind: String,
@@ -24,7 +24,7 @@ pub struct RootKindRow {
 }
 
 /// One static reference field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StaticRow {
     /// `com.acme.Cache.BY_ID`.
     pub field: String,
@@ -38,7 +38,7 @@ pub struct StaticRow {
 }
 
 /// One frame of a thread, with the objects its locals hold.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FrameRow {
     /// Depth, 0 = innermost.
     pub depth: u32,
@@ -52,7 +52,7 @@ pub struct FrameRow {
 }
 
 /// One thread.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThreadRow {
     /// HPROF thread serial.
     pub serial: u32,
@@ -66,7 +66,7 @@ pub struct ThreadRow {
 }
 
 /// The `roots` report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RootsReport {
     /// Bytes of all strongly live objects.
     pub live_bytes: u64,

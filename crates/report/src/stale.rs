@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Ages of the last uses of the objects on one path, in milliseconds before the report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LastAccessAges {
     /// The object unused the longest.
     pub longest_ms: u64,
@@ -15,7 +15,7 @@ pub struct LastAccessAges {
 }
 
 /// Watched objects held along one reference path.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StalePath {
     /// Classes from the root to the watched class: `root KIND` or `class C` (a static field of
     /// C) first, `…` first while the walks have not followed the whole path yet.
@@ -30,7 +30,7 @@ pub struct StalePath {
 }
 
 /// The `stale` report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StaleReport {
     /// The run store.
     pub source: String,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::paths::PathStep;
 
 /// Objects of one class accumulated below an accumulation point.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Accumulated {
     /// Class name.
     pub class: String,
@@ -16,7 +16,7 @@ pub struct Accumulated {
 }
 
 /// One leak suspect.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Suspect {
     /// One line saying what it is.
     pub title: String,
@@ -42,7 +42,7 @@ pub struct Suspect {
 }
 
 /// The `suspects` report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SuspectsReport {
     /// Bytes of all strongly live objects.
     pub live_bytes: u64,

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One class in the live view.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TopClass {
     /// Class name.
     pub name: String,
@@ -19,7 +19,7 @@ pub struct TopClass {
 }
 
 /// A growth candidate in the live view.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TopCandidate {
     /// Class name.
     pub class: String,
@@ -32,7 +32,7 @@ pub struct TopCandidate {
 }
 
 /// One refresh of `leakscope top`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TopView {
     /// The run store read.
     pub source: String,

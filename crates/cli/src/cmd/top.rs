@@ -49,8 +49,7 @@ pub fn run(args: &TopArgs) -> anyhow::Result<Exit> {
     loop {
         let v = app::live::top_view(&path)?;
         if args.json {
-            outln!("{}", serde_json::to_string(&v)?)?;
-            return Ok(Exit::Success);
+            return crate::dump_args::emit(true, &v, |_| String::new());
         }
         let mut out = std::io::stdout().lock();
         if tty && !args.once {

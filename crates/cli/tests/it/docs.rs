@@ -52,3 +52,64 @@ fn documented_graph() -> BTreeMap<String, BTreeSet<String>> {
 fn the_architecture_page_shows_the_crate_graph_of_the_cargo_files() {
     assert_eq!(documented_graph(), cargo_graph(), "docs/architecture.md's crate table against crates/*/Cargo.toml");
 }
+
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/demo-jdk17.hprof");
+
+#[test]
+fn the_json_schemas_in_docs_are_the_models_and_every_output_fits_its_schema() {
+    let dir = Path::new(ROOT).join("docs/schemas");
+    let write = std::env::var_os("LEAKSCOPE_WRITE_SCHEMAS").is_some();
+    let mut schemas = BTreeMap::new();
+    for (name, schema) in app::schemas::all() {
+        let path = dir.join(format!("{name}.json"));
+        let text = serde_json::to_string_pretty(&schema).unwrap() + "\n";
+        if write {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &text).unwrap();
+        }
+        let kept = std::fs::read_to_string(&path).unwrap_or_default();
+        assert_eq!(
+            kept,
+            text,
+            "{} is not the schema of the models: run LEAKSCOPE_WRITE_SCHEMAS=1 cargo test",
+            path.display()
+        );
+        schemas.insert(name, jsonschema::validator_for(&schema).expect("a valid schema"));
+    }
+    // The schemas say something: a document without its model's fields does not fit.
+    assert!(!schemas["histogram"].is_valid(&serde_json::json!({"schema_version": 1})));
+    assert!(!schemas["growth"].is_valid(&serde_json::json!({"schema_version": 1, "findings": "none"})));
+    let tmp = tempfile::tempdir().unwrap();
+    let summary = tmp.path().join("demo.json");
+    let summary_path = summary.to_str().unwrap();
+    let runs: Vec<(&str, Vec<&str>)> = vec![
+        ("histogram", vec!["histogram", DEMO]),
+        ("info", vec!["info", DEMO]),
+        ("dominators", vec!["dominators", DEMO]),
+        ("retained", vec!["retained", DEMO, "--select", "class:SessionLeak$Session"]),
+        ("paths", vec!["paths", DEMO, "--select", "class:SessionLeak$Session"]),
+        ("roots", vec!["roots", DEMO]),
+        ("group", vec!["group", DEMO, "--by", "package,class"]),
+        ("suspects", vec!["suspects", DEMO]),
+        ("growth", vec!["growth", DEMO, DEMO, DEMO]),
+        ("diff", vec!["diff", DEMO, DEMO]),
+        ("report", vec!["report", DEMO, DEMO, DEMO]),
+        ("check", vec!["check", DEMO]),
+    ];
+    for (name, args) in runs {
+        let mut args = args;
+        args.extend(["--json", "--quiet"]);
+        let out = crate::support::leakscope(&args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["schema_version"], report::SCHEMA_VERSION, "{name}");
+        let errors: Vec<String> =
+            schemas[name].iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
+        assert!(errors.is_empty(), "{name}: {errors:?}");
+    }
+    let out = crate::support::leakscope(&["summary", "--quiet", DEMO, "-o", summary_path]);
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    assert_eq!(doc["schema_version"], report::SCHEMA_VERSION);
+    assert!(schemas["summary"].is_valid(&doc));
+}
