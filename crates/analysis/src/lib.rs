@@ -1,6 +1,7 @@
-//! Questions about one heap. For now: what is in it ([`histogram`]), by class, package or
-//! type hierarchy, from a [`heap::Census`] (everything in the dump, as the JVM counts it),
-//! and how much of it the GC roots reach ([`reachability`]).
+//! Questions about one heap: what is in it ([`histogram`]), what the GC roots reach, what
+//! keeps what alive (dominators and retained sizes, group closures, shortest paths from
+//! roots, bytes per root), where memory accumulates (suspects), and who holds the structures
+//! a series found growing. Each answer is a model of the `report` crate.
 //!
 //! ```no_run
 //! let dump = heap::Dump::open(std::path::Path::new("app.hprof"))?;

@@ -1,5 +1,6 @@
-//! `leakscope`: the command-line front end. Parses arguments, wires the libraries together,
-//! draws progress, and maps outcomes to exit codes (see [`exit::Exit`]).
+//! `leakscope`: the command-line front end. Each command parses its arguments, makes one
+//! call into the `app` library (or an analysis), prints the result (`render` for people,
+//! JSON with `--json`), draws progress, and maps outcomes to exit codes (see [`exit::Exit`]).
 
 /// `print!` to stdout that returns the write's error instead of panicking, so that a closed
 /// pipe (`leakscope ... | head -1`) ends the command quietly (see [`is_broken_pipe`]).
