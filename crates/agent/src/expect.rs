@@ -198,7 +198,8 @@ pub unsafe extern "C" fn Java_io_leakscope_LeakScope_touched0(jni: *mut c_void, 
 unsafe extern "C" fn expect_dead0(jni: *mut c_void, _class: Jobject, o: Jobject) -> Jobject {
     crate::guard("LeakScope.expectDead", std::ptr::null_mut(), || {
         let Some(a) = crate::AGENT.get() else { return std::ptr::null_mut() };
-        let jni = Jni(jni);
+        // SAFETY: the JVM passed this thread's JNIEnv to the native method.
+        let jni = unsafe { Jni::from_raw(jni) };
         if o.is_null() || !a.active() {
             return std::ptr::null_mut();
         }

@@ -1,7 +1,9 @@
 //! Hand-written JVMTI and JNI bindings: the functions leakscope needs, called through the
-//! VM's function tables by slot number (jvmti.h and jni.h, JDK 17 and 25 alike).
+//! VM's function tables (jvmti.h and jni.h, JDK 17 and 25 alike).
 //!
-//! Only the slots used here are named; every call checks the returned error code.
+//! The JVMTI table is a `#[repr(C)]` struct of typed function pointers at their jvmti.h
+//! positions (the unused ones as padding, a test checks every offset), so no call site
+//! picks a slot number or infers a type. Every call checks the returned error code.
 
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr;
@@ -210,44 +212,100 @@ struct LineNumberEntry {
     line: Jint,
 }
 
-type Table = *const *const c_void;
+/// An entry of a function table leakscope does not call.
+type Unused = *const c_void;
+
+/// `jvmtiInterface_1`: the JVMTI function table, each used function at its jvmti.h slot
+/// (slot `n` is field `n - 1`; `offsets_match_jvmti_h` checks each). A slot the VM leaves
+/// empty reads as `None`.
+#[repr(C)]
+struct JvmtiInterface {
+    _reserved1: Unused,
+    set_event_notification_mode: Option<unsafe extern "C" fn(Env, u32, u32, Jobject, ...) -> u32>, // 2
+    _s3: [Unused; 43],
+    allocate: Option<unsafe extern "C" fn(Env, Jlong, *mut *mut u8) -> u32>, // 46
+    deallocate: Option<unsafe extern "C" fn(Env, *mut c_void) -> u32>,       // 47
+    get_class_signature: Option<unsafe extern "C" fn(Env, Jobject, *mut *mut c_char, *mut *mut c_char) -> u32>, // 48
+    _s49: Unused,
+    get_source_file_name: Option<unsafe extern "C" fn(Env, Jobject, *mut *mut c_char) -> u32>, // 50
+    _s51: [Unused; 2],
+    get_class_fields: Option<unsafe extern "C" fn(Env, Jobject, *mut Jint, *mut *mut *mut c_void) -> u32>, // 53
+    _s54: [Unused; 6],
+    get_field_name: Option<
+        unsafe extern "C" fn(Env, Jobject, *mut c_void, *mut *mut c_char, *mut *mut c_char, *mut *mut c_char) -> u32,
+    >, // 60
+    _s61: [Unused; 3],
+    get_method_name:
+        Option<unsafe extern "C" fn(Env, JmethodId, *mut *mut c_char, *mut *mut c_char, *mut *mut c_char) -> u32>, // 64
+    get_method_declaring_class: Option<unsafe extern "C" fn(Env, JmethodId, *mut Jobject) -> u32>, // 65
+    _s66: [Unused; 4],
+    get_line_number_table: Option<unsafe extern "C" fn(Env, JmethodId, *mut Jint, *mut *mut LineNumberEntry) -> u32>, // 70
+    _s71: [Unused; 7],
+    get_loaded_classes: Option<unsafe extern "C" fn(Env, *mut Jint, *mut *mut Jobject) -> u32>, // 78
+    _s79: [Unused; 25],
+    get_stack_trace: Option<unsafe extern "C" fn(Env, Jobject, Jint, Jint, *mut FrameInfo, *mut Jint) -> u32>, // 104
+    _s105: Unused,
+    get_tag: Option<unsafe extern "C" fn(Env, Jobject, *mut Jlong) -> u32>, // 106
+    set_tag: Option<unsafe extern "C" fn(Env, Jobject, Jlong) -> u32>,      // 107
+    _s108: [Unused; 7],
+    follow_references:
+        Option<unsafe extern "C" fn(Env, Jint, Jobject, Jobject, *const HeapCallbacks, *mut c_void) -> u32>, // 115
+    _s116: [Unused; 6],
+    set_event_callbacks: Option<unsafe extern "C" fn(Env, *const EventCallbacks, Jint) -> u32>, // 122
+    _s123: [Unused; 4],
+    dispose_environment: Option<unsafe extern "C" fn(Env) -> u32>, // 127
+    _s128: [Unused; 3],
+    get_system_property: Option<unsafe extern "C" fn(Env, *const c_char, *mut *mut c_char) -> u32>, // 131
+    _s132: [Unused; 8],
+    get_potential_capabilities: Option<unsafe extern "C" fn(Env, *mut Capabilities) -> u32>, // 140
+    _s141: Unused,
+    add_capabilities: Option<unsafe extern "C" fn(Env, *const Capabilities) -> u32>, // 142
+    _s143: [Unused; 6],
+    add_to_bootstrap_class_loader_search: Option<unsafe extern "C" fn(Env, *const c_char) -> u32>, // 149
+    _s150: [Unused; 2],
+    retransform_classes: Option<unsafe extern "C" fn(Env, Jint, *const Jobject) -> u32>, // 152
+    _s153: [Unused; 3],
+    set_heap_sampling_interval: Option<unsafe extern "C" fn(Env, Jint) -> u32>, // 156
+}
 
 /// A JVMTI environment (`jvmtiEnv*`).
+#[repr(transparent)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Env(pub *mut c_void);
+pub struct Env(*mut c_void);
 
 // SAFETY: a jvmtiEnv may be used from any attached thread (JVMTI spec, "Environments").
 unsafe impl Send for Env {}
 // SAFETY: as above.
 unsafe impl Sync for Env {}
 
-macro_rules! slot {
-    ($env:expr, $n:expr, $ty:ty) => {{
-        // SAFETY: `$env` points at a JVMTI environment whose first word is the function table;
-        // slot numbers are those of jvmti.h (1-based).
-        let table: Table = unsafe { *($env.0 as *const Table) };
-        let f: *const c_void = unsafe { *table.add($n - 1) };
-        // SAFETY: the slot holds a function of this signature (jvmti.h).
-        unsafe { std::mem::transmute::<*const c_void, $ty>(f) }
-    }};
+/// JVMTI's `NOT_AVAILABLE`, for a function the VM's table leaves empty.
+const NOT_AVAILABLE: JvmtiError = JvmtiError(98);
+
+/// The function `$f` of `$env`'s table, or `NOT_AVAILABLE` from the enclosing function.
+macro_rules! function {
+    ($env:expr, $f:ident) => {
+        match $env.table().$f {
+            Some(f) => f,
+            None => return Err(NOT_AVAILABLE),
+        }
+    };
 }
 
 impl Env {
+    fn table(&self) -> &JvmtiInterface {
+        // SAFETY: an `Env` only comes from GetEnv (`Env::of`), whose result points at a
+        // JVMTI environment whose first word is its function table, valid while the VM runs.
+        unsafe { &**(self.0 as *const *const JvmtiInterface) }
+    }
+
     /// Gets the JVMTI environment of `vm` (`JavaVM*`).
     pub fn of(vm: &Vm) -> JResult<Env> {
-        let mut env: *mut c_void = ptr::null_mut();
-        let get_env: unsafe extern "C" fn(*mut c_void, *mut *mut c_void, Jint) -> Jint = vm.slot(6);
-        // SAFETY: GetEnv of the invocation interface.
-        let rc = unsafe { get_env(vm.0, &mut env, JVMTI_VERSION_11) };
-        if rc != 0 || env.is_null() {
-            return Err(JvmtiError(rc.unsigned_abs()));
-        }
-        Ok(Env(env))
+        vm.get_env(JVMTI_VERSION_11).map(Env).map_err(|rc| JvmtiError(rc.unsigned_abs()))
     }
 
     /// Capabilities this environment could add now.
     pub fn potential_capabilities(&self) -> JResult<Capabilities> {
-        let f = slot!(self, 140, unsafe extern "C" fn(Env, *mut Capabilities) -> u32);
+        let f = function!(self, get_potential_capabilities);
         let mut c = Capabilities::default();
         // SAFETY: valid out-pointer.
         check(unsafe { f(*self, &mut c) })?;
@@ -256,35 +314,35 @@ impl Env {
 
     /// Adds capabilities.
     pub fn add_capabilities(&self, c: &Capabilities) -> JResult<()> {
-        let f = slot!(self, 142, unsafe extern "C" fn(Env, *const Capabilities) -> u32);
+        let f = function!(self, add_capabilities);
         // SAFETY: valid pointer.
         check(unsafe { f(*self, c) })
     }
 
     /// Installs event callbacks.
     pub fn set_event_callbacks(&self, cb: &EventCallbacks) -> JResult<()> {
-        let f = slot!(self, 122, unsafe extern "C" fn(Env, *const EventCallbacks, Jint) -> u32);
+        let f = function!(self, set_event_callbacks);
         // SAFETY: the struct is copied by the VM.
         check(unsafe { f(*self, cb, std::mem::size_of::<EventCallbacks>() as Jint) })
     }
 
     /// Enables or disables an event for all threads.
     pub fn set_event(&self, enable: bool, event: u32) -> JResult<()> {
-        let f = slot!(self, 2, unsafe extern "C" fn(Env, u32, u32, Jobject, ...) -> u32);
+        let f = function!(self, set_event_notification_mode);
         // SAFETY: JVMTI_ENABLE = 1, JVMTI_DISABLE = 0; a null thread means all threads.
         check(unsafe { f(*self, u32::from(enable), event, ptr::null_mut()) })
     }
 
     /// Sets the mean bytes between heap samples (0 samples every allocation).
     pub fn set_heap_sampling_interval(&self, bytes: Jint) -> JResult<()> {
-        let f = slot!(self, 156, unsafe extern "C" fn(Env, Jint) -> u32);
+        let f = function!(self, set_heap_sampling_interval);
         // SAFETY: plain call.
         check(unsafe { f(*self, bytes) })
     }
 
     /// The tag of `object` (0: none).
     pub fn get_tag(&self, object: Jobject) -> JResult<Jlong> {
-        let f = slot!(self, 106, unsafe extern "C" fn(Env, Jobject, *mut Jlong) -> u32);
+        let f = function!(self, get_tag);
         let mut tag = 0;
         // SAFETY: valid out-pointer.
         check(unsafe { f(*self, object, &mut tag) })?;
@@ -293,14 +351,14 @@ impl Env {
 
     /// Tags `object`.
     pub fn set_tag(&self, object: Jobject, tag: Jlong) -> JResult<()> {
-        let f = slot!(self, 107, unsafe extern "C" fn(Env, Jobject, Jlong) -> u32);
+        let f = function!(self, set_tag);
         // SAFETY: plain call.
         check(unsafe { f(*self, object, tag) })
     }
 
     /// Memory from the VM's allocator (what a class file load hook must return), filled with `bytes`.
     pub fn allocate_copy(&self, bytes: &[u8]) -> JResult<*mut u8> {
-        let f = slot!(self, 46, unsafe extern "C" fn(Env, Jlong, *mut *mut u8) -> u32);
+        let f = function!(self, allocate);
         let mut p = ptr::null_mut();
         // SAFETY: valid out-pointer.
         check(unsafe { f(*self, bytes.len() as Jlong, &mut p) })?;
@@ -311,14 +369,14 @@ impl Env {
 
     /// Adds a jar to the bootstrap class path (`AddToBootstrapClassLoaderSearch`).
     pub fn add_to_bootstrap(&self, jar: &CStr) -> JResult<()> {
-        let f = slot!(self, 149, unsafe extern "C" fn(Env, *const c_char) -> u32);
+        let f = function!(self, add_to_bootstrap_class_loader_search);
         // SAFETY: a NUL-terminated path.
         check(unsafe { f(*self, jar.as_ptr()) })
     }
 
     /// Runs the class file load hooks again on loaded classes (`RetransformClasses`).
     pub fn retransform(&self, classes: &[Jobject]) -> JResult<()> {
-        let f = slot!(self, 152, unsafe extern "C" fn(Env, Jint, *const Jobject) -> u32);
+        let f = function!(self, retransform_classes);
         // SAFETY: `classes` holds valid class references.
         check(unsafe { f(*self, classes.len() as Jint, classes.as_ptr()) })
     }
@@ -328,7 +386,7 @@ impl Env {
         if p.is_null() {
             return;
         }
-        let f = slot!(self, 47, unsafe extern "C" fn(Env, *mut c_void) -> u32);
+        let Some(f) = self.table().deallocate else { return };
         // SAFETY: `p` came from this environment.
         unsafe { f(*self, p) };
     }
@@ -345,7 +403,7 @@ impl Env {
 
     /// The JVM signature of a class (`Ljava/lang/String;`, `[I`).
     pub fn class_signature(&self, class: Jobject) -> JResult<String> {
-        let f = slot!(self, 48, unsafe extern "C" fn(Env, Jobject, *mut *mut c_char, *mut *mut c_char) -> u32);
+        let f = function!(self, get_class_signature);
         let mut sig = ptr::null_mut();
         // SAFETY: valid out-pointer; the generic signature is not asked for.
         check(unsafe { f(*self, class, &mut sig, ptr::null_mut()) })?;
@@ -354,7 +412,7 @@ impl Env {
 
     /// All loaded classes, as local references of the calling thread.
     pub fn loaded_classes(&self) -> JResult<Vec<Jobject>> {
-        let f = slot!(self, 78, unsafe extern "C" fn(Env, *mut Jint, *mut *mut Jobject) -> u32);
+        let f = function!(self, get_loaded_classes);
         let mut n = 0;
         let mut p = ptr::null_mut();
         // SAFETY: valid out-pointers; the array is copied and freed.
@@ -366,19 +424,8 @@ impl Env {
 
     /// Names of the fields a class declares, in the order of GetClassFields.
     pub fn class_field_names(&self, class: Jobject) -> JResult<Vec<String>> {
-        let f = slot!(self, 53, unsafe extern "C" fn(Env, Jobject, *mut Jint, *mut *mut *mut c_void) -> u32);
-        let name = slot!(
-            self,
-            60,
-            unsafe extern "C" fn(
-                Env,
-                Jobject,
-                *mut c_void,
-                *mut *mut c_char,
-                *mut *mut c_char,
-                *mut *mut c_char,
-            ) -> u32
-        );
+        let f = function!(self, get_class_fields);
+        let name = function!(self, get_field_name);
         let mut n = 0;
         let mut p = ptr::null_mut();
         // SAFETY: valid out-pointers.
@@ -397,7 +444,7 @@ impl Env {
 
     /// Up to `frames.len()` frames of the current thread's stack, innermost first.
     pub fn stack_trace(&self, frames: &mut [FrameInfo]) -> JResult<usize> {
-        let f = slot!(self, 104, unsafe extern "C" fn(Env, Jobject, Jint, Jint, *mut FrameInfo, *mut Jint) -> u32);
+        let f = function!(self, get_stack_trace);
         let mut n = 0;
         // SAFETY: the buffer holds `frames.len()` entries; a null thread is the current one.
         check(unsafe { f(*self, ptr::null_mut(), 0, frames.len() as Jint, frames.as_mut_ptr(), &mut n) })?;
@@ -406,12 +453,11 @@ impl Env {
 
     /// `Class.method` and source `File.java:line` of a frame, as far as the VM knows them.
     pub fn describe_frame(&self, frame: &FrameInfo) -> String {
-        let method_name = slot!(
-            self,
-            64,
-            unsafe extern "C" fn(Env, JmethodId, *mut *mut c_char, *mut *mut c_char, *mut *mut c_char) -> u32
-        );
-        let declaring = slot!(self, 65, unsafe extern "C" fn(Env, JmethodId, *mut Jobject) -> u32);
+        let (Some(method_name), Some(declaring)) =
+            (self.table().get_method_name, self.table().get_method_declaring_class)
+        else {
+            return "(unknown method)".into();
+        };
         let mut name = ptr::null_mut();
         // SAFETY: the method id came from GetStackTrace; unloaded methods return an error.
         if unsafe { method_name(*self, frame.method, &mut name, ptr::null_mut(), ptr::null_mut()) } != 0 {
@@ -437,14 +483,14 @@ impl Env {
         if class.is_null() {
             return None;
         }
-        let f = slot!(self, 50, unsafe extern "C" fn(Env, Jobject, *mut *mut c_char) -> u32);
+        let f = self.table().get_source_file_name?;
         let mut s = ptr::null_mut();
         // SAFETY: valid out-pointer.
         (unsafe { f(*self, class, &mut s) } == 0).then(|| self.take_string(s))
     }
 
     fn line_of(&self, frame: &FrameInfo) -> Option<i32> {
-        let f = slot!(self, 70, unsafe extern "C" fn(Env, JmethodId, *mut Jint, *mut *mut LineNumberEntry) -> u32);
+        let f = self.table().get_line_number_table?;
         let mut n = 0;
         let mut p = ptr::null_mut();
         // SAFETY: valid out-pointers; native methods return an error.
@@ -460,18 +506,14 @@ impl Env {
 
     /// Walks the objects reachable from the GC roots, calling `callbacks` with `user_data`.
     pub fn follow_references(&self, callbacks: &HeapCallbacks, user_data: *mut c_void) -> JResult<()> {
-        let f = slot!(
-            self,
-            115,
-            unsafe extern "C" fn(Env, Jint, Jobject, Jobject, *const HeapCallbacks, *mut c_void) -> u32
-        );
+        let f = function!(self, follow_references);
         // SAFETY: the callbacks match jvmti.h and `user_data` outlives the call.
         check(unsafe { f(*self, 0, ptr::null_mut(), ptr::null_mut(), callbacks, user_data) })
     }
 
     /// A system property of the VM (`sun.java.command`, `java.vm.version`).
     pub fn system_property(&self, name: &CStr) -> Option<String> {
-        let f = slot!(self, 131, unsafe extern "C" fn(Env, *const c_char, *mut *mut c_char) -> u32);
+        let f = self.table().get_system_property?;
         let mut v = ptr::null_mut();
         // SAFETY: valid C string and out-pointer.
         (unsafe { f(*self, name.as_ptr(), &mut v) } == 0).then(|| self.take_string(v))
@@ -479,15 +521,15 @@ impl Env {
 
     /// Releases this environment's capabilities, callbacks and tags.
     pub fn dispose(&self) {
-        let f = slot!(self, 127, unsafe extern "C" fn(Env) -> u32);
+        let Some(f) = self.table().dispose_environment else { return };
         // SAFETY: plain call; the environment is not used afterwards.
         unsafe { f(*self) };
     }
 }
 
-/// A `JavaVM*`.
+/// A `JavaVM*`, with jni.h's invocation table typed by `jni-sys`.
 #[derive(Debug, Clone, Copy)]
-pub struct Vm(pub *mut c_void);
+pub struct Vm(*mut jni_sys::JavaVM);
 
 // SAFETY: the JavaVM pointer is valid from any thread for the life of the VM.
 unsafe impl Send for Vm {}
@@ -495,67 +537,104 @@ unsafe impl Send for Vm {}
 unsafe impl Sync for Vm {}
 
 impl Vm {
-    fn slot<F: Copy>(&self, n: usize) -> F {
-        // SAFETY: the first word of a JavaVM is its invocation table; slot numbers are 0-based
-        // as in jni.h (reserved0..2, DestroyJavaVM, AttachCurrentThread, ...).
-        unsafe {
-            let table = *(self.0 as *const *const *const c_void);
-            std::mem::transmute_copy::<*const c_void, F>(&*table.add(n))
+    /// Wraps the `JavaVM*` the JVM hands an agent.
+    ///
+    /// # Safety
+    /// `vm` must be the JVM's `JavaVM*` (as `Agent_OnLoad` and `Agent_OnAttach` receive it).
+    pub unsafe fn from_raw(vm: *mut c_void) -> Vm {
+        Vm(vm.cast())
+    }
+
+    fn table(&self) -> &jni_sys::JNIInvokeInterface_ {
+        // SAFETY: a `Vm` holds the JVM's JavaVM, whose first word is its invocation table.
+        unsafe { &**self.0 }
+    }
+
+    /// `GetEnv` for a JVMTI environment of `version`.
+    fn get_env(&self, version: Jint) -> Result<*mut c_void, Jint> {
+        let f = self.table().GetEnv.ok_or(-1)?;
+        let mut env: *mut c_void = ptr::null_mut();
+        // SAFETY: GetEnv of the invocation interface with a valid out-pointer.
+        let rc = unsafe { f(self.0, &mut env, version) };
+        if rc != 0 || env.is_null() {
+            return Err(rc);
         }
+        Ok(env)
     }
 
     /// Attaches the calling thread as a daemon and returns its `JNIEnv*`.
     pub fn attach_daemon(&self) -> Option<Jni> {
-        let f: unsafe extern "C" fn(*mut c_void, *mut *mut c_void, *mut c_void) -> Jint = self.slot(7);
-        let mut env = ptr::null_mut();
+        let f = self.table().AttachCurrentThreadAsDaemon?;
+        let mut env: *mut c_void = ptr::null_mut();
         // SAFETY: AttachCurrentThreadAsDaemon with default arguments.
         let rc = unsafe { f(self.0, &mut env, ptr::null_mut()) };
-        (rc == 0 && !env.is_null()).then_some(Jni(env))
+        (rc == 0 && !env.is_null()).then_some(Jni(env.cast()))
     }
 
     /// Detaches the calling thread.
     pub fn detach(&self) {
-        let f: unsafe extern "C" fn(*mut c_void) -> Jint = self.slot(5);
-        // SAFETY: the calling thread attached itself.
-        unsafe { f(self.0) };
+        if let Some(f) = self.table().DetachCurrentThread {
+            // SAFETY: the calling thread attached itself.
+            unsafe { f(self.0) };
+        }
     }
 }
 
-/// A `JNIEnv*` of the calling thread.
+/// A `JNIEnv*` of the calling thread, with jni.h's function table typed by `jni-sys`.
 #[derive(Debug, Clone, Copy)]
-pub struct Jni(pub *mut c_void);
+pub struct Jni(*mut jni_sys::JNIEnv);
+
+/// The function `$f` of a JNI table, or a return (of `$none`, when given) from the enclosing function.
+macro_rules! jni_fn {
+    ($jni:expr, $f:ident) => {
+        match $jni.table().$f {
+            Some(f) => f,
+            None => return,
+        }
+    };
+    ($jni:expr, $f:ident, $none:expr) => {
+        match $jni.table().$f {
+            Some(f) => f,
+            None => return $none,
+        }
+    };
+}
 
 impl Jni {
-    fn slot<F: Copy>(&self, n: usize) -> F {
-        // SAFETY: the first word of a JNIEnv is its function table; slot numbers are 0-based
-        // as in jni.h.
-        unsafe {
-            let table = *(self.0 as *const *const *const c_void);
-            std::mem::transmute_copy::<*const c_void, F>(&*table.add(n))
-        }
+    /// Wraps the `JNIEnv*` the JVM passed a native method or an event callback.
+    ///
+    /// # Safety
+    /// `env` must be the calling thread's `JNIEnv*`, and the `Jni` used on that thread only.
+    pub unsafe fn from_raw(env: *mut c_void) -> Jni {
+        Jni(env.cast())
+    }
+
+    fn table(&self) -> &jni_sys::JNINativeInterface_ {
+        // SAFETY: a `Jni` holds a JNIEnv, whose first word is its function table.
+        unsafe { &**self.0 }
     }
 
     /// `FindClass`, clearing any exception.
     pub fn find_class(&self, name: &CStr) -> Option<Jobject> {
-        let f: unsafe extern "C" fn(*mut c_void, *const c_char) -> Jobject = self.slot(6);
+        let f = jni_fn!(self, FindClass, None);
         // SAFETY: valid C string.
         let c = unsafe { f(self.0, name.as_ptr()) };
         self.clear_exception();
-        (!c.is_null()).then_some(c)
+        (!c.is_null()).then_some(c.cast())
     }
 
     /// `IsAssignableFrom(sub, sup)`.
     pub fn is_assignable(&self, sub: Jobject, sup: Jobject) -> bool {
-        let f: unsafe extern "C" fn(*mut c_void, Jobject, Jobject) -> u8 = self.slot(11);
+        let f = jni_fn!(self, IsAssignableFrom, false);
         // SAFETY: both are class references.
-        unsafe { f(self.0, sub, sup) != 0 }
+        unsafe { f(self.0, sub.cast(), sup.cast()) != 0 }
     }
 
     /// `NewGlobalRef`.
     pub fn new_global(&self, o: Jobject) -> Jobject {
-        let f: unsafe extern "C" fn(*mut c_void, Jobject) -> Jobject = self.slot(21);
+        let f = jni_fn!(self, NewGlobalRef, ptr::null_mut());
         // SAFETY: valid reference.
-        unsafe { f(self.0, o) }
+        unsafe { f(self.0, o.cast()) }.cast()
     }
 
     /// `DeleteLocalRef`.
@@ -563,81 +642,114 @@ impl Jni {
         if o.is_null() {
             return;
         }
-        let f: unsafe extern "C" fn(*mut c_void, Jobject) = self.slot(23);
+        let f = jni_fn!(self, DeleteLocalRef);
         // SAFETY: a local reference of this thread.
-        unsafe { f(self.0, o) }
+        unsafe { f(self.0, o.cast()) }
     }
 
     /// `PushLocalFrame`: local references made until the matching pop are freed together.
     pub fn push_local_frame(&self, capacity: Jint) -> bool {
-        let f: unsafe extern "C" fn(*mut c_void, Jint) -> Jint = self.slot(19);
+        let f = jni_fn!(self, PushLocalFrame, false);
         // SAFETY: plain call.
         unsafe { f(self.0, capacity) == 0 }
     }
 
     /// `PopLocalFrame`.
     pub fn pop_local_frame(&self) {
-        let f: unsafe extern "C" fn(*mut c_void, Jobject) -> Jobject = self.slot(20);
+        let f = jni_fn!(self, PopLocalFrame);
         // SAFETY: pairs with a successful push.
         unsafe { f(self.0, ptr::null_mut()) };
     }
 
     /// `GetObjectClass`.
     pub fn object_class(&self, o: Jobject) -> Jobject {
-        let f: unsafe extern "C" fn(*mut c_void, Jobject) -> Jobject = self.slot(31);
+        let f = jni_fn!(self, GetObjectClass, ptr::null_mut());
         // SAFETY: a valid, non-null reference.
-        unsafe { f(self.0, o) }
+        unsafe { f(self.0, o.cast()) }.cast()
     }
 
     /// `NewStringUTF`; null (with the exception cleared) if the VM is out of memory.
     pub fn new_string(&self, s: &str) -> Jobject {
         let text = std::ffi::CString::new(s.replace('\0', " ")).unwrap_or_default();
-        let f: unsafe extern "C" fn(*mut c_void, *const c_char) -> Jobject = self.slot(167);
+        let f = jni_fn!(self, NewStringUTF, ptr::null_mut());
         // SAFETY: a NUL-terminated string (ASCII or UTF-8 without NUL: valid modified UTF-8
         // for the characters a source location holds).
         let r = unsafe { f(self.0, text.as_ptr()) };
         if r.is_null() {
             self.clear_exception();
         }
-        r
+        r.cast()
     }
 
     /// `RegisterNatives` for `(name, signature, function)` triples; false on failure.
     pub fn register_natives(&self, class: Jobject, methods: &[(&CStr, &CStr, *const c_void)]) -> bool {
-        #[repr(C)]
-        struct NativeMethod {
-            name: *const c_char,
-            signature: *const c_char,
-            f: *const c_void,
-        }
-        let table: Vec<NativeMethod> =
-            methods.iter().map(|(n, s, f)| NativeMethod { name: n.as_ptr(), signature: s.as_ptr(), f: *f }).collect();
-        let f: unsafe extern "C" fn(*mut c_void, Jobject, *const NativeMethod, Jint) -> Jint = self.slot(215);
+        let table: Vec<jni_sys::JNINativeMethod> = methods
+            .iter()
+            .map(|(n, s, f)| jni_sys::JNINativeMethod {
+                name: n.as_ptr().cast_mut(),
+                signature: s.as_ptr().cast_mut(),
+                fnPtr: f.cast_mut(),
+            })
+            .collect();
+        let f = jni_fn!(self, RegisterNatives, false);
         // SAFETY: the table and its strings outlive the call.
-        let rc = unsafe { f(self.0, class, table.as_ptr(), table.len() as Jint) };
+        let rc = unsafe { f(self.0, class.cast(), table.as_ptr(), table.len() as Jint) };
         self.clear_exception();
         rc == 0
     }
 
     /// Sets a static boolean field (`GetStaticFieldID` initializes the class if needed).
     pub fn set_static_boolean(&self, class: Jobject, name: &CStr, value: bool) -> bool {
-        let id: unsafe extern "C" fn(*mut c_void, Jobject, *const c_char, *const c_char) -> *mut c_void =
-            self.slot(144);
+        let id = jni_fn!(self, GetStaticFieldID, false);
         // SAFETY: valid class and C strings.
-        let field = unsafe { id(self.0, class, name.as_ptr(), c"Z".as_ptr()) };
+        let field = unsafe { id(self.0, class.cast(), name.as_ptr(), c"Z".as_ptr()) };
         if field.is_null() {
             self.clear_exception();
             return false;
         }
-        let set: unsafe extern "C" fn(*mut c_void, Jobject, *mut c_void, u8) = self.slot(155);
+        let set = jni_fn!(self, SetStaticBooleanField, false);
         // SAFETY: `field` is a static boolean field of `class`.
-        unsafe { set(self.0, class, field, u8::from(value)) };
+        unsafe { set(self.0, class.cast(), field, u8::from(value)) };
         true
     }
 
     fn clear_exception(&self) {
-        let f: unsafe extern "C" fn(*mut c_void) = self.slot(17);
+        let f = jni_fn!(self, ExceptionClear);
         // SAFETY: plain call.
         unsafe { f(self.0) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_match_jvmti_h() {
+        let slot = |n: usize| (n - 1) * std::mem::size_of::<usize>();
+        use std::mem::offset_of;
+        assert_eq!(offset_of!(JvmtiInterface, set_event_notification_mode), slot(2));
+        assert_eq!(offset_of!(JvmtiInterface, allocate), slot(46));
+        assert_eq!(offset_of!(JvmtiInterface, deallocate), slot(47));
+        assert_eq!(offset_of!(JvmtiInterface, get_class_signature), slot(48));
+        assert_eq!(offset_of!(JvmtiInterface, get_source_file_name), slot(50));
+        assert_eq!(offset_of!(JvmtiInterface, get_class_fields), slot(53));
+        assert_eq!(offset_of!(JvmtiInterface, get_field_name), slot(60));
+        assert_eq!(offset_of!(JvmtiInterface, get_method_name), slot(64));
+        assert_eq!(offset_of!(JvmtiInterface, get_method_declaring_class), slot(65));
+        assert_eq!(offset_of!(JvmtiInterface, get_line_number_table), slot(70));
+        assert_eq!(offset_of!(JvmtiInterface, get_loaded_classes), slot(78));
+        assert_eq!(offset_of!(JvmtiInterface, get_stack_trace), slot(104));
+        assert_eq!(offset_of!(JvmtiInterface, get_tag), slot(106));
+        assert_eq!(offset_of!(JvmtiInterface, set_tag), slot(107));
+        assert_eq!(offset_of!(JvmtiInterface, follow_references), slot(115));
+        assert_eq!(offset_of!(JvmtiInterface, set_event_callbacks), slot(122));
+        assert_eq!(offset_of!(JvmtiInterface, dispose_environment), slot(127));
+        assert_eq!(offset_of!(JvmtiInterface, get_system_property), slot(131));
+        assert_eq!(offset_of!(JvmtiInterface, get_potential_capabilities), slot(140));
+        assert_eq!(offset_of!(JvmtiInterface, add_capabilities), slot(142));
+        assert_eq!(offset_of!(JvmtiInterface, add_to_bootstrap_class_loader_search), slot(149));
+        assert_eq!(offset_of!(JvmtiInterface, retransform_classes), slot(152));
+        assert_eq!(offset_of!(JvmtiInterface, set_heap_sampling_interval), slot(156));
     }
 }

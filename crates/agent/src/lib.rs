@@ -15,24 +15,27 @@
 //! error disables the agent while the JVM keeps running. All other work is on one daemon
 //! thread, the worker.
 
-#![allow(unsafe_code)]
-
 mod classes;
+#[allow(unsafe_code)] // the VM's entry points
+mod entry;
+#[allow(unsafe_code)] // the Java API's native methods
 pub mod expect;
 pub mod instrument;
+#[allow(unsafe_code)] // the JVMTI and JNI bindings
 mod jvmti;
 mod sampler;
+#[allow(unsafe_code)] // the heap walk's callbacks
 mod walk;
 mod watch;
 mod worker;
 
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use jvmti::{event, Capabilities, Env, EventCallbacks, FrameInfo, Jint, Jlong, Jni, Jobject, Vm};
+use jvmti::{event, Capabilities, Env, EventCallbacks, FrameInfo, Jint, Jobject, Vm};
 use runstore::Options;
 
 /// Converts a JVMTI class signature (`Ljava/util/HashMap$Node;`, `[I`) to a Java source name.
@@ -112,48 +115,6 @@ fn guard<R>(what: &str, default: R, f: impl FnOnce() -> R) -> R {
     }
 }
 
-fn options_text(options: *const c_char) -> String {
-    if options.is_null() {
-        return String::new();
-    }
-    // SAFETY: the VM passes a NUL-terminated string.
-    unsafe { CStr::from_ptr(options) }.to_string_lossy().into_owned()
-}
-
-/// Called by the JVM for `-agentpath:`.
-///
-/// # Safety
-/// Called by the JVM with a valid `JavaVM*` and option string.
-#[no_mangle]
-pub unsafe extern "C" fn Agent_OnLoad(vm: *mut c_void, options: *const c_char, _reserved: *mut c_void) -> Jint {
-    guard("Agent_OnLoad", 1, || load(Vm(vm), &options_text(options), false))
-}
-
-/// Called by the JVM for `jcmd PID JVMTI.agent_load`.
-///
-/// # Safety
-/// Called by the JVM with a valid `JavaVM*` and option string.
-#[no_mangle]
-pub unsafe extern "C" fn Agent_OnAttach(vm: *mut c_void, options: *const c_char, _reserved: *mut c_void) -> Jint {
-    guard("Agent_OnAttach", 1, || load(Vm(vm), &options_text(options), true))
-}
-
-/// Called by the JVM when it unloads the agent (at exit).
-///
-/// # Safety
-/// Called by the JVM.
-#[no_mangle]
-pub unsafe extern "C" fn Agent_OnUnload(_vm: *mut c_void) {
-    guard("Agent_OnUnload", (), || {
-        shutdown();
-        if let Some(a) = AGENT.get() {
-            events_off(a);
-            // Releases the tags, capabilities (heap sampling is solo) and callbacks.
-            a.env.dispose();
-        }
-    });
-}
-
 fn load(vm: Vm, text: &str, live: bool) -> Jint {
     if let Some(a) = AGENT.get() {
         // jcmd loads the same library again into the same process: keep the running agent.
@@ -217,13 +178,13 @@ fn load(vm: Vm, text: &str, live: bool) -> Jint {
         return 1;
     }
     let mut cb = EventCallbacks::new();
-    cb.set(event::VM_INIT, on_vm_init as *const c_void);
-    cb.set(event::VM_DEATH, on_vm_death as *const c_void);
-    cb.set(event::GC_FINISH, on_gc_finish as *const c_void);
-    cb.set(event::OBJECT_FREE, on_object_free as *const c_void);
-    cb.set(event::SAMPLED_ALLOC, on_sampled_alloc as *const c_void);
-    cb.set(event::CLASS_PREPARE, on_class_prepare as *const c_void);
-    cb.set(event::CLASS_FILE_LOAD_HOOK, on_class_file_load as *const c_void);
+    cb.set(event::VM_INIT, entry::on_vm_init as *const c_void);
+    cb.set(event::VM_DEATH, entry::on_vm_death as *const c_void);
+    cb.set(event::GC_FINISH, entry::on_gc_finish as *const c_void);
+    cb.set(event::OBJECT_FREE, entry::on_object_free as *const c_void);
+    cb.set(event::SAMPLED_ALLOC, entry::on_sampled_alloc as *const c_void);
+    cb.set(event::CLASS_PREPARE, entry::on_class_prepare as *const c_void);
+    cb.set(event::CLASS_FILE_LOAD_HOOK, entry::on_class_file_load as *const c_void);
     if let Err(e) = env.set_event_callbacks(&cb) {
         eprintln!("leakscope agent: cannot set event callbacks ({e})");
         return 1;
@@ -329,122 +290,4 @@ fn shutdown() {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
-}
-
-unsafe extern "C" fn on_vm_init(_jvmti: *mut c_void, _jni: *mut c_void, _thread: Jobject) {
-    guard("VMInit", (), || {
-        if let Err(e) = begin() {
-            disable(format!("cannot start ({e})"));
-        }
-    });
-}
-
-unsafe extern "C" fn on_vm_death(_jvmti: *mut c_void, _jni: *mut c_void) {
-    guard("VMDeath", (), shutdown);
-}
-
-unsafe extern "C" fn on_gc_finish(_jvmti: *mut c_void) {
-    // Only raw monitors may be used here: count, and let the worker do the rest.
-    guard("GarbageCollectionFinish", (), || {
-        if let Some(a) = AGENT.get() {
-            if a.panics_in("gc") {
-                panic!("test_panic:gc");
-            }
-            a.gc_count.fetch_add(1, Ordering::Release);
-        }
-    });
-}
-
-unsafe extern "C" fn on_object_free(_jvmti: *mut c_void, tag: Jlong) {
-    guard("ObjectFree", (), || {
-        if let Some(a) = AGENT.get() {
-            a.sampler.freed(tag);
-            a.expectations.freed(tag);
-            if let Some(w) = &a.watch {
-                w.freed(tag);
-            }
-        }
-    });
-}
-
-unsafe extern "C" fn on_class_prepare(_jvmti: *mut c_void, jni: *mut c_void, _thread: Jobject, klass: Jobject) {
-    guard("ClassPrepare", (), || {
-        let Some(a) = AGENT.get() else { return };
-        if a.active() && a.env.class_signature(klass).is_ok_and(|s| s == expect::API_CLASS) {
-            // Not initialized yet: its static initializer asks bound0() and sets the flag.
-            expect::bind(Jni(jni), klass, false);
-        }
-    });
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn on_class_file_load(
-    _jvmti: *mut c_void,
-    _jni: *mut c_void,
-    _class_being_redefined: Jobject,
-    _loader: Jobject,
-    name: *const c_char,
-    _protection_domain: Jobject,
-    len: Jint,
-    data: *const u8,
-    new_len: *mut Jint,
-    new_data: *mut *mut u8,
-) {
-    guard("ClassFileLoadHook", (), || {
-        let Some(a) = AGENT.get() else { return };
-        let Some(w) = a.watch.as_ref().filter(|_| a.active() && !name.is_null() && !data.is_null()) else { return };
-        // SAFETY: the VM passes a NUL-terminated internal name.
-        let internal = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-        let java = internal.replace('/', ".");
-        if !w.watches(&java) {
-            return;
-        }
-        // SAFETY: the VM passes `len` bytes of class file.
-        let bytes = unsafe { std::slice::from_raw_parts(data, len.max(0) as usize) };
-        let hook = instrument::Hook { class: "io/leakscope/LeakScope", name: "touched" };
-        let note = match instrument::add_entry_hooks(bytes, hook) {
-            Ok(Some((out, methods))) => match a.env.allocate_copy(&out) {
-                Ok(p) => {
-                    // SAFETY: out-pointers given by the VM.
-                    unsafe {
-                        *new_len = out.len() as Jint;
-                        *new_data = p;
-                    }
-                    a.hooked.lock().unwrap_or_else(|p| p.into_inner()).push(java.clone());
-                    format!("watching {java}: {methods} instance methods instrumented")
-                }
-                Err(e) => format!("cannot instrument {java}: {e}"),
-            },
-            Ok(None) => format!("watching {java}: it has no instance method to instrument"),
-            Err(e) => format!("cannot instrument {java}: {e}"),
-        };
-        a.instrumented.lock().unwrap_or_else(|p| p.into_inner()).push(note);
-    });
-}
-
-unsafe extern "C" fn on_sampled_alloc(
-    _jvmti: *mut c_void,
-    jni: *mut c_void,
-    _thread: Jobject,
-    object: Jobject,
-    klass: Jobject,
-    size: Jlong,
-) {
-    guard("SampledObjectAlloc", (), || {
-        let Some(a) = AGENT.get() else { return };
-        if !a.active() {
-            return;
-        }
-        if a.panics_in("alloc") {
-            panic!("test_panic:alloc");
-        }
-        let Ok(class) = a.classes.id_of(a.env, Jni(jni), klass, a.reference_class()) else { return };
-        let mut frames = [FrameInfo { method: std::ptr::null_mut(), location: 0 }; 32];
-        let depth = a.opts.depth.min(frames.len());
-        let n = a.env.stack_trace(&mut frames[..depth]).unwrap_or(0);
-        let tag = a.sampler.record(class, size.max(0) as u64, &frames[..n]);
-        if a.env.set_tag(object, tag).is_err() {
-            a.sampler.forget(tag);
-        }
-    });
 }
