@@ -50,6 +50,29 @@ pub struct DumpArgs {
     pub quiet: bool,
 }
 
+/// The dump, `--json` and reading flags every command that analyses one dump's snapshot
+/// takes; each command words `--json`'s help for its own document (`mut_arg`).
+#[derive(Debug, Args)]
+pub struct OneDump {
+    /// The heap dump (.hprof, or gzip of one).
+    pub dump: std::path::PathBuf,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub read: DumpArgs,
+}
+
+impl OneDump {
+    /// The dump's snapshot, its warnings printed, and the progress bar that drew reading it
+    /// (for the analyses that follow).
+    pub fn snapshot(&self) -> anyhow::Result<(crate::progress::Bar, heap::Snapshot)> {
+        let bar = crate::progress::Bar::new(self.read.quiet);
+        let snap = load_snapshot(&self.dump, &self.read, &bar)?;
+        Ok((bar, snap))
+    }
+}
+
 fn parse_align(s: &str) -> Result<u32, String> {
     let n: u32 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
     if (8..=256).contains(&n) && n.is_power_of_two() {

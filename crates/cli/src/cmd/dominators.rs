@@ -1,15 +1,12 @@
 //! `leakscope dominators`: the objects that keep the most memory alive, and what they dominate.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use heap::ObjIdx;
 
 use render::Text;
 
-use crate::dump_args::{self, DumpArgs};
+use crate::dump_args::{self, OneDump};
 use crate::exit::Exit;
-use crate::progress::Bar;
 
 /// Show the dominator tree: which objects keep the most memory alive.
 ///
@@ -24,9 +21,8 @@ use crate::progress::Bar;
 #[command(
     after_help = "Examples:\n  leakscope dominators app.hprof\n  leakscope dominators app.hprof --children 0x7ff012a40 --top 10\n  leakscope dominators app.hprof --json"
 )]
+#[command(mut_arg("json", |a| a.help("Print one JSON document: {\"parent\",\"live_bytes\",\"objects\":[{\"id\",\"class\",\"shallow_bytes\",\"retained_bytes\",\"share\",\"children\",\"represents\"}],\"more\",\"flat\"}.")))]
 pub struct DominatorsArgs {
-    /// The heap dump (.hprof).
-    pub dump: PathBuf,
     /// Show the N biggest (default 20; 0 means all).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
@@ -37,17 +33,13 @@ pub struct DominatorsArgs {
     /// all appear), instead of the top of the tree.
     #[arg(long)]
     pub flat: bool,
-    /// Print one JSON document: {"parent","live_bytes","objects":[{"id","class","shallow_bytes","retained_bytes","share","children","represents"}],"more","flat"}.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
-    pub dump_args: DumpArgs,
+    pub input: OneDump,
 }
 
 /// Runs the command.
 pub fn run(args: &DominatorsArgs) -> anyhow::Result<Exit> {
-    let bar = Bar::new(args.dump_args.quiet);
-    let snap = dump_args::load_snapshot(&args.dump, &args.dump_args, &bar)?;
+    let (bar, snap) = args.input.snapshot()?;
     let parent = match args.children {
         Some(id) => Some(snap.find(id).ok_or_else(|| anyhow::anyhow!("no object at address 0x{id:x} in the dump"))?),
         None => None,
@@ -79,5 +71,5 @@ pub fn run(args: &DominatorsArgs) -> anyhow::Result<Exit> {
         more,
         flat: args.flat,
     };
-    dump_args::emit(args.json, &report, |r| r.to_text())
+    dump_args::emit(args.input.json, &report, |r| r.to_text())
 }

@@ -1,14 +1,11 @@
 //! `leakscope group`: AntTracks' multi-level classification tree.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
 use render::Text;
 
-use crate::dump_args::{self, DumpArgs};
+use crate::dump_args::{self, OneDump};
 use crate::exit::Exit;
-use crate::progress::Bar;
 
 /// Group objects by classifiers applied in order, with count, shallow, deep and retained bytes
 /// per group (AntTracks' classification tree).
@@ -22,28 +19,23 @@ use crate::progress::Bar;
 #[command(
     after_help = "Examples:\n  leakscope group app.hprof --by package,class\n  leakscope group app.hprof --by indirectly-rooted,class --top 5\n  leakscope group app.hprof --by directly-rooted --json"
 )]
+#[command(mut_arg("json", |a| a.help("Print one JSON document: {\"by\":[...],\"tree\":{\"key\",\"count\",\"shallow_bytes\",\"deep_bytes\",\"retained_bytes\",\"children\":[...],\"more_children\"}}.")))]
 pub struct GroupArgs {
-    /// The heap dump (.hprof).
-    pub dump: PathBuf,
     /// Classifiers, comma-separated, outermost first.
     #[arg(long, value_name = "K1,K2,...", value_delimiter = ',', required = true)]
     pub by: Vec<analysis::Classifier>,
     /// Show the N biggest sub-groups of each group (default 10; 0 means all).
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
-    /// Print one JSON document: {"by":[...],"tree":{"key","count","shallow_bytes","deep_bytes","retained_bytes","children":[...],"more_children"}}.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
-    pub dump_args: DumpArgs,
+    pub input: OneDump,
 }
 
 /// Runs the command.
 pub fn run(args: &GroupArgs) -> anyhow::Result<Exit> {
-    let bar = Bar::new(args.dump_args.quiet);
-    let snap = dump_args::load_snapshot(&args.dump, &args.dump_args, &bar)?;
+    let (bar, snap) = args.input.snapshot()?;
     let closures = analysis::Closures::new(&snap, &bar);
     let tree = analysis::classify(&snap, &closures, &args.by, args.top);
     let report = report::GroupReport { by: args.by.iter().map(ToString::to_string).collect(), tree };
-    dump_args::emit(args.json, &report, |r| r.to_text())
+    dump_args::emit(args.input.json, &report, |r| r.to_text())
 }

@@ -1,14 +1,11 @@
 //! `leakscope paths`: why objects are still alive — shortest paths from GC roots.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
 use render::Text;
 
-use crate::dump_args::{self, DumpArgs};
+use crate::dump_args::{self, OneDump};
 use crate::exit::Exit;
-use crate::progress::Bar;
 
 /// Shortest paths from GC roots to the selected objects, with each root's kind and details
 /// (static field, thread and frame, JNI global, system class).
@@ -22,28 +19,23 @@ use crate::progress::Bar;
 #[command(
     after_help = "Examples:\n  leakscope paths app.hprof --select class:com.acme.Session\n  leakscope paths app.hprof --select id:0x7ff012a40 --json"
 )]
+#[command(mut_arg("json", |a| a.help("Print one JSON document: {\"selector\",\"selected\",\"paths\":[{\"root\":{\"kind\",\"detail\"},\"steps\":[{\"id\",\"class\",\"field\"}],\"count\"}],\"unreachable\",\"more_shapes\"}.")))]
 pub struct PathsArgs {
     /// The objects (class:NAME, class:NAME+, id:0xADDR, static:CLASS.FIELD, rule:A>B>C).
     #[arg(long = "select", value_name = "SEL", value_parser = dump_args::parse_selector)]
     pub selector: analysis::Selector,
-    /// The heap dump (.hprof).
-    pub dump: PathBuf,
     /// Show at most N distinct path shapes (default 10).
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub max: usize,
-    /// Print one JSON document: {"selector","selected","paths":[{"root":{"kind","detail"},"steps":[{"id","class","field"}],"count"}],"unreachable","more_shapes"}.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
-    pub dump_args: DumpArgs,
+    pub input: OneDump,
 }
 
 /// Runs the command.
 pub fn run(args: &PathsArgs) -> anyhow::Result<Exit> {
-    let bar = Bar::new(args.dump_args.quiet);
-    let snap = dump_args::load_snapshot(&args.dump, &args.dump_args, &bar)?;
+    let (bar, snap) = args.input.snapshot()?;
     let objects = args.selector.select(&snap)?;
     let finder = analysis::PathFinder::new(&snap, &bar);
     let report = finder.report(args.selector.to_string(), &objects, args.max);
-    dump_args::emit(args.json, &report, |r| r.to_text())
+    dump_args::emit(args.input.json, &report, |r| r.to_text())
 }

@@ -1,14 +1,11 @@
 //! `leakscope retained`: what groups of objects keep alive, alone and together.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
 use render::Text;
 
-use crate::dump_args::{self, DumpArgs};
+use crate::dump_args::{self, OneDump};
 use crate::exit::Exit;
-use crate::progress::Bar;
 
 /// Shallow, transitive and retained bytes of groups of objects, and of all of them together.
 ///
@@ -23,23 +20,18 @@ use crate::progress::Bar;
 #[command(
     after_help = "Examples:\n  leakscope retained app.hprof --select class:com.acme.Session\n  leakscope retained app.hprof --select static:com.acme.Cache.BY_ID \\\n      --select static:com.acme.Cache.BY_NAME\n  leakscope retained app.hprof --select 'rule:SessionRegistry>Session' --json"
 )]
+#[command(mut_arg("json", |a| a.help("Print one JSON document: {\"groups\":[{\"selector\",\"objects\",\"shallow_bytes\",\"transitive_bytes\",\"retained_bytes\"}],\"union\":{...}}.")))]
 pub struct RetainedArgs {
-    /// The heap dump (.hprof).
-    pub dump: PathBuf,
     /// A group of objects (repeatable).
     #[arg(long = "select", value_name = "SEL", required = true, value_parser = dump_args::parse_selector)]
     pub selectors: Vec<analysis::Selector>,
-    /// Print one JSON document: {"groups":[{"selector","objects","shallow_bytes","transitive_bytes","retained_bytes"}],"union":{...}}.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
-    pub dump_args: DumpArgs,
+    pub input: OneDump,
 }
 
 /// Runs the command.
 pub fn run(args: &RetainedArgs) -> anyhow::Result<Exit> {
-    let bar = Bar::new(args.dump_args.quiet);
-    let snap = dump_args::load_snapshot(&args.dump, &args.dump_args, &bar)?;
+    let (bar, snap) = args.input.snapshot()?;
     let groups = args.selectors.iter().map(|sel| sel.select(&snap)).collect::<Result<Vec<_>, _>>()?;
     let closures = analysis::Closures::new(&snap, &bar);
     let totals = |g: &[heap::ObjIdx]| closures.sizes(g).totals();
@@ -55,5 +47,5 @@ pub fn run(args: &RetainedArgs) -> anyhow::Result<Exit> {
             .collect(),
         union: totals(&all),
     };
-    dump_args::emit(args.json, &report, |r| r.to_text())
+    dump_args::emit(args.input.json, &report, |r| r.to_text())
 }

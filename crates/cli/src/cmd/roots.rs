@@ -1,14 +1,11 @@
 //! `leakscope roots`: what each GC root keeps reachable and retains.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
 use render::Text;
 
-use crate::dump_args::{self, DumpArgs};
+use crate::dump_args::{self, OneDump};
 use crate::exit::Exit;
-use crate::progress::Bar;
 
 /// Bytes reachable from and retained by each GC root: per root kind, per static field, and
 /// per thread with its frames (the Modula-3 tools' ReportReachable).
@@ -18,25 +15,20 @@ use crate::progress::Bar;
 /// a thread whose frame retains much is holding a big local.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  leakscope roots app.hprof\n  leakscope roots app.hprof --top 50 --json")]
+#[command(mut_arg("json", |a| a.help("Print one JSON document: {\"live_bytes\",\"kinds\":[{\"kind\",\"roots\",\"reachable_bytes\",\"retained_bytes\"}],\"statics\":[{\"field\",\"class\",\"id\",\"reachable_bytes\",\"retained_bytes\"}],\"more_statics\",\"threads\":[{\"serial\",\"id\",\"reachable_bytes\",\"retained_bytes\",\"frames\":[{\"depth\",\"method\",\"objects\",\"reachable_bytes\",\"retained_bytes\"}]}]}.")))]
 pub struct RootsArgs {
-    /// The heap dump (.hprof).
-    pub dump: PathBuf,
     /// Show the N static fields that retain most (default 20; 0 means all).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
-    /// Print one JSON document: {"live_bytes","kinds":[{"kind","roots","reachable_bytes","retained_bytes"}],"statics":[{"field","class","id","reachable_bytes","retained_bytes"}],"more_statics","threads":[{"serial","id","reachable_bytes","retained_bytes","frames":[{"depth","method","objects","reachable_bytes","retained_bytes"}]}]}.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
-    pub dump_args: DumpArgs,
+    pub input: OneDump,
 }
 
 /// Runs the command.
 pub fn run(args: &RootsArgs) -> anyhow::Result<Exit> {
-    let bar = Bar::new(args.dump_args.quiet);
-    let snap = dump_args::load_snapshot(&args.dump, &args.dump_args, &bar)?;
+    let (bar, snap) = args.input.snapshot()?;
     let retention = analysis::Retention::build(&snap, &bar);
     let closures = analysis::Closures::new(&snap, &bar);
     let report = analysis::roots_report(&snap, &retention, &closures, args.top);
-    dump_args::emit(args.json, &report, |r| r.to_text())
+    dump_args::emit(args.input.json, &report, |r| r.to_text())
 }

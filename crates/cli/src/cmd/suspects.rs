@@ -1,14 +1,11 @@
 //! `leakscope suspects`: where the memory accumulates.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
 use render::Text;
 
-use crate::dump_args::{self, DumpArgs};
+use crate::dump_args::{self, OneDump};
 use crate::exit::Exit;
-use crate::progress::Bar;
 
 /// An automatic leak-suspects report: the objects (or the many instances of one class) that
 /// retain a large share of the heap, the path from a GC root that holds each, the chain down
@@ -18,17 +15,13 @@ use crate::progress::Bar;
 #[command(
     after_help = "Examples:\n  leakscope suspects app.hprof\n  leakscope suspects app.hprof --threshold 5 --json"
 )]
+#[command(mut_arg("json", |a| a.help("Print one JSON document: {\"live_bytes\",\"threshold\",\"suspects\":[{\"title\",\"retained_bytes\",\"share\",\"root\",\"path\":[{\"id\",\"class\",\"field\"}],\"chain\":[...],\"accumulation_point\",\"data_structure\",\"contents\":[{\"class\",\"count\",\"shallow_bytes\"}],\"instances\"}]}.")))]
 pub struct SuspectsArgs {
-    /// The heap dump (.hprof).
-    pub dump: PathBuf,
     /// Minimal share of the live heap, in percent, for a suspect (default 10).
     #[arg(long, value_name = "PERCENT", default_value_t = 10.0, value_parser = parse_percent)]
     pub threshold: f64,
-    /// Print one JSON document: {"live_bytes","threshold","suspects":[{"title","retained_bytes","share","root","path":[{"id","class","field"}],"chain":[...],"accumulation_point","data_structure","contents":[{"class","count","shallow_bytes"}],"instances"}]}.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
-    pub dump_args: DumpArgs,
+    pub input: OneDump,
 }
 
 fn parse_percent(s: &str) -> Result<f64, String> {
@@ -40,10 +33,9 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 
 /// Runs the command.
 pub fn run(args: &SuspectsArgs) -> anyhow::Result<Exit> {
-    let bar = Bar::new(args.dump_args.quiet);
-    let snap = dump_args::load_snapshot(&args.dump, &args.dump_args, &bar)?;
+    let (bar, snap) = args.input.snapshot()?;
     let retention = analysis::Retention::build(&snap, &bar);
     let paths = analysis::PathFinder::new(&snap, &bar);
     let report = analysis::suspects(&snap, &retention, &paths, args.threshold / 100.0);
-    dump_args::emit(args.json, &report, |r| r.to_text())
+    dump_args::emit(args.input.json, &report, |r| r.to_text())
 }
