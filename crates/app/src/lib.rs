@@ -2,6 +2,7 @@
 //! out. The binary's command modules parse arguments, call one of these and print; the
 //! functions never print, and report progress and warnings through a [`Reporter`].
 //!
+//! - [`one_dump`]: a dump's histogram and summary;
 //! - [`inputs`]: what a file holds (dump, saved summary, run store) and its summary;
 //! - [`series`]: a series of heaps or an agent's run, ranked, with the holders of what grows;
 //! - [`leak_report`]: everything the HTML report and the web UI show;
@@ -15,6 +16,7 @@ pub mod inputs;
 pub mod jvm;
 pub mod leak_report;
 pub mod live;
+pub mod one_dump;
 pub mod schemas;
 pub mod series;
 pub mod staleness;

@@ -101,14 +101,8 @@ impl DumpArgs {
         app::ReadSettings { read: self.read_options(), tmp_dir: self.tmp_dir.clone() }
     }
 
-    /// Prints the warnings of a read to stderr, unless quiet, and keeps them for the `--json`
-    /// output ([`emit`] adds them as `warnings`, and a cut as `truncated_at`). The
-    /// known-harmless ones are left to `info` ([`Self::print_warnings_explained`]).
-    pub fn print_warnings(&self, w: &heap::Warnings) {
-        report_warnings(w, self.quiet, false);
-    }
-
-    /// [`Self::print_warnings`] with the known-harmless warnings too, each with why it is harmless.
+    /// Prints the warnings of a read to stderr unless quiet, the known-harmless ones too with
+    /// why they are harmless (as `info` does), and keeps them for the `--json` output.
     pub fn print_warnings_explained(&self, w: &heap::Warnings) {
         report_warnings(w, self.quiet, true);
     }
@@ -149,25 +143,9 @@ pub fn check_writable(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Opens a dump file (unpacking a gzip one into `--tmp-dir`), with the path in the error.
-pub fn open(path: &Path, args: &DumpArgs) -> anyhow::Result<heap::Dump> {
-    Ok(app::open_dump(path, &args.settings())?)
-}
-
 /// Opens a dump and builds its snapshot, with progress and warnings on stderr.
 pub fn load_snapshot(path: &Path, args: &DumpArgs, bar: &crate::progress::Bar) -> anyhow::Result<heap::Snapshot> {
     Ok(app::load_snapshot(path, &args.settings(), bar)?)
-}
-
-/// Builds the snapshot of a dump already open (and, if gzip, already unpacked), whose
-/// warnings the caller has printed or prints.
-pub fn snapshot_of(
-    dump: heap::Dump,
-    path: &Path,
-    args: &DumpArgs,
-    bar: &crate::progress::Bar,
-) -> anyhow::Result<heap::Snapshot> {
-    Ok(app::snapshot_of(dump, path, &args.settings(), bar, false)?)
 }
 
 /// A `--top N` count, where 0 means all, as in every command.

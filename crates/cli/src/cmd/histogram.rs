@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use render::{Text, TextWith};
@@ -60,28 +59,15 @@ pub enum By {
 
 /// Runs the command.
 pub fn run(args: &HistogramArgs) -> anyhow::Result<Exit> {
-    let dump = dump_args::open(&args.dump, &args.dump_args)?;
     let bar = Bar::new(args.dump_args.quiet);
-    let mut census = heap::Census::build(&dump, &args.dump_args.read_options(), &bar)
-        .with_context(|| format!("cannot read {}", args.dump.display()))?;
-    args.dump_args.print_warnings(&census.warnings);
-    let heaps = analysis::heaps(&census);
-    let heap = match (&args.heap, heaps.is_empty()) {
-        (Some(name), _) => Some(name.clone()),
-        (None, false) => Some(heaps.iter().find(|h| h.name == "app").map_or("all", |_| "app").to_owned()),
-        (None, true) => None,
-    };
-    if let Some(name) = &heap {
-        census.select_heap(name).map_err(anyhow::Error::msg)?;
-    }
     let by = match args.by {
         By::Class => analysis::GroupBy::Class,
         By::Package => analysis::GroupBy::Package,
         By::Hierarchy => analysis::GroupBy::Hierarchy,
     };
-    let mut h = analysis::histogram(&census, by);
-    h.heap = heap;
-    h.heaps = heaps;
+    let settings = args.dump_args.settings();
+    let app::one_dump::DumpHistogram { histogram: mut h, layout } =
+        app::one_dump::histogram(&args.dump, &settings, by, args.heap.as_deref(), &bar)?;
     let top = match args.top {
         Some(0) => None,
         Some(n) => Some(n),
@@ -109,7 +95,7 @@ pub fn run(args: &HistogramArgs) -> anyhow::Result<Exit> {
         args.dump.display(),
         report::thousands(h.total_instances),
         report::human_bytes(h.total_shallow_bytes),
-        census.layout_name()
+        layout
     )?;
     if h.heap.is_some() {
         let heaps: Vec<String> = h.heaps.iter().map(|e| e.to_text()).collect();

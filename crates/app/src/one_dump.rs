@@ -1,0 +1,109 @@
+//! Questions about one dump that need no series: its histogram (by heap, for Android dumps)
+//! and its summary (`info`).
+
+use std::path::Path;
+
+use crate::{open_dump, snapshot_of, Error, ReadSettings, Reporter, Result};
+
+/// A dump's histogram, and the layout its sizes follow in a few words.
+pub struct DumpHistogram {
+    /// The rows, the heap counted and every heap (Android).
+    pub histogram: report::Histogram,
+    /// The layout sizes follow (`compressed oops, ...`, or an Android runtime's terms).
+    pub layout: String,
+}
+
+/// The histogram of the dump at `path`, grouped `by`; for Android dumps, of the heap named
+/// `heap` (`all` for every heap; the app heap by default, as Android Studio shows it).
+pub fn histogram(
+    path: &Path,
+    settings: &ReadSettings,
+    by: analysis::GroupBy,
+    heap: Option<&str>,
+    reporter: &dyn Reporter,
+) -> Result<DumpHistogram> {
+    let dump = open_dump(path, settings)?;
+    let mut census = heap::Census::build(&dump, &settings.read, reporter)
+        .map_err(|source| Error::Dump { path: path.to_owned(), source })?;
+    reporter.warnings(&census.warnings);
+    let heaps = analysis::heaps(&census);
+    let heap = match (heap, heaps.is_empty()) {
+        (Some(name), _) => Some(name.to_owned()),
+        (None, false) => Some(heaps.iter().find(|h| h.name == "app").map_or("all", |_| "app").to_owned()),
+        (None, true) => None,
+    };
+    if let Some(name) = &heap {
+        census.select_heap(name).map_err(Error::Usage)?;
+    }
+    let mut histogram = analysis::histogram(&census, by);
+    histogram.heap = heap;
+    histogram.heaps = heaps;
+    Ok(DumpHistogram { histogram, layout: census.layout_name() })
+}
+
+/// What `info` says of the dump at `path`, and the warnings of reading it (which `info`
+/// explains rather than repeats).
+pub fn info(
+    path: &Path,
+    settings: &ReadSettings,
+    reporter: &dyn Reporter,
+) -> Result<(report::DumpInfo, heap::Warnings)> {
+    let dump = open_dump(path, settings)?;
+    let dumps = several_dumps(&dump, path, settings)?;
+    let snap = snapshot_of(dump, path, settings, reporter, false)?;
+    let r = analysis::reachability(&snap);
+    let mut roots: Vec<report::RootCount> = Vec::new();
+    for root in &snap.roots {
+        let kind = root.kind.name();
+        match roots.iter_mut().find(|r| r.kind == kind) {
+            Some(r) => r.count += 1,
+            None => roots.push(report::RootCount { kind: kind.into(), count: 1 }),
+        }
+    }
+    roots.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.kind.cmp(&b.kind)));
+    let c = &snap.census;
+    let info = report::DumpInfo {
+        file: path.display().to_string(),
+        format: c.header.version.text().into(),
+        id_size: c.header.id_size.bytes() as u32,
+        timestamp_ms: c.header.timestamp_ms,
+        layout: c.describe_layout(),
+        classes: c.classes.len() as u64,
+        objects: snap.object_count(),
+        shallow_bytes: r.reachable_bytes + r.unreachable_bytes,
+        references: snap.edge_count(),
+        roots,
+        threads: snap.threads.len() as u64,
+        reachable_objects: r.reachable_objects,
+        reachable_bytes: r.reachable_bytes,
+        unreachable_objects: r.unreachable_objects,
+        unreachable_bytes: r.unreachable_bytes,
+        snapshot_bytes: snap.heap_bytes() as u64,
+        warnings: c.warnings.items().iter().map(|w| w.to_string()).collect(),
+        dumps,
+        heaps: analysis::heaps(c),
+    };
+    Ok((info, c.warnings.clone()))
+}
+
+/// The heap dumps of a file that holds several, each counted as `histogram --dump N` counts it.
+fn several_dumps(dump: &heap::Dump, path: &Path, settings: &ReadSettings) -> Result<Vec<report::DumpEntry>> {
+    let err = |source| Error::Dump { path: path.to_owned(), source };
+    let starts = heap::dumps_in(dump).map_err(err)?;
+    if starts.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::with_capacity(starts.len());
+    for (i, (offset, timestamp_ms)) in starts.into_iter().enumerate() {
+        let opts = heap::ReadOptions { dump: Some(i + 1), ..settings.read };
+        let total = heap::Census::build(dump, &opts, &graph::NoProgress).map_err(err)?.total();
+        out.push(report::DumpEntry {
+            index: i + 1,
+            offset,
+            timestamp_ms,
+            objects: total.instances,
+            shallow_bytes: total.shallow_bytes,
+        });
+    }
+    Ok(out)
+}
