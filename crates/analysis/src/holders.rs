@@ -106,19 +106,21 @@ pub fn loader_leak_details(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, 
             }
         }
     }
-    let still = strong_closure(s, &retention_roots(s), Some(&own));
+    let roots = retention_roots(s);
+    let still = strong_closure(s, &roots, Some(&own));
     let stale: Vec<ObjIdx> = loaders.iter().copied().filter(|&o| !still.contains(o)).collect();
     leak.stale = stale.len() as u64;
-    leak.retained_bytes = Some(retained_together(s, r, &stale));
+    leak.retained_bytes = Some(retained_together(s, r, &roots, &stale));
 }
 
 /// Bytes that would become unreachable if every object of `group` did: what the group
-/// retains together (shared objects included, unlike a sum of retained sizes).
-pub fn retained_together(s: &Snapshot, r: &Retention, group: &[ObjIdx]) -> u64 {
+/// retains together (shared objects included, unlike a sum of retained sizes). `roots` are
+/// the snapshot's [`retention_roots`].
+fn retained_together(s: &Snapshot, r: &Retention, roots: &[ObjIdx], group: &[ObjIdx]) -> u64 {
     let mut avoid = ObjSet::new(s.object_count());
     for &o in group {
         avoid.insert(o);
     }
-    let kept = strong_closure(s, &retention_roots(s), Some(&avoid));
+    let kept = strong_closure(s, roots, Some(&avoid));
     r.live_bytes().saturating_sub(kept.iter().map(|o| s.shallow_bytes(o)).sum::<u64>())
 }

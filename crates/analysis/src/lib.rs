@@ -30,7 +30,7 @@ pub use dominator_tree::{dominator_row, dominator_tree};
 pub use expectations::{expectations, EXPECTED_CLASS};
 pub use group::{classify, Classifier, GroupTree};
 pub use histogram::{heaps, histogram, GroupBy, NO_PACKAGE};
-pub use holders::{loader_leak_details, retained_together, structure_holders};
+pub use holders::{loader_leak_details, structure_holders};
 pub use paths::{frame_text, MergedPath, PathFinder, RootInfo, RootPath, Step};
 pub use reachability::{reachability, Reachability};
 pub use retention::{closure, node, retention_roots, strong_closure, ObjSet, Retention, StrongGraph};

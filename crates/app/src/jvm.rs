@@ -104,6 +104,7 @@ pub fn store_of(target: &str) -> Result<PathBuf> {
 /// The JVMs with performance data files, by pid.
 pub fn list() -> Vec<report::RunningJvm> {
     let mut out = Vec::new();
+    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
     let Ok(dirs) = std::fs::read_dir(std::env::temp_dir()) else { return out };
     for dir in dirs.flatten() {
         if !dir.file_name().to_string_lossy().starts_with("hsperfdata_") {
@@ -126,8 +127,6 @@ pub fn list() -> Vec<report::RunningJvm> {
                 Some(Counter::Text(s)) => s.clone(),
                 _ => String::new(),
             };
-            let now_ms =
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
             let uptime_ms = long("sun.rt.createVmBeginTime").map(|t| (now_ms - t).max(0) as u64);
             let used: Vec<i64> = counters
                 .iter()

@@ -68,7 +68,7 @@ impl OneDump {
     /// (for the analyses that follow).
     pub fn snapshot(&self) -> anyhow::Result<(crate::progress::Bar, heap::Snapshot)> {
         let bar = crate::progress::Bar::new(self.read.quiet);
-        let snap = load_snapshot(&self.dump, &self.read, &bar)?;
+        let snap = app::load_snapshot(&self.dump, &self.read.settings(), &bar)?;
         Ok((bar, snap))
     }
 }
@@ -141,11 +141,6 @@ pub fn check_writable(path: &Path) -> anyhow::Result<()> {
         let _ = std::fs::remove_file(path);
     }
     Ok(())
-}
-
-/// Opens a dump and builds its snapshot, with progress and warnings on stderr.
-pub fn load_snapshot(path: &Path, args: &DumpArgs, bar: &crate::progress::Bar) -> anyhow::Result<heap::Snapshot> {
-    Ok(app::load_snapshot(path, &args.settings(), bar)?)
 }
 
 /// A `--top N` count, where 0 means all, as in every command.

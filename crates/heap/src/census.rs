@@ -1,6 +1,8 @@
 //! Instance counts and JVM shallow bytes per class for everything in a dump, without
 //! keeping anything per object: the fast path behind `leakscope histogram`.
 
+use std::collections::BTreeMap;
+
 use graph::Progress;
 use hprof::{BasicType, Header, SubRecord, Value};
 
@@ -259,8 +261,6 @@ impl Census {
         if scan.by_heap.is_empty() && scan.class_heaps.is_empty() {
             return;
         }
-        let mut order: Vec<HeapId> = Vec::new();
-        let mut totals: Vec<Vec<ClassTotals>> = Vec::new();
         let sizes = Sizes::new(self);
         let mut adds = Vec::new();
         for ((h, raw), lens) in &scan.by_heap {
@@ -275,18 +275,14 @@ impl Census {
                 adds.push((h, class, 1, bytes));
             }
         }
+        // By heap id: objects written before any heap was named (`None`) first.
+        let mut heaps: BTreeMap<HeapId, Vec<ClassTotals>> = BTreeMap::new();
         for (h, class, n, bytes) in adds {
-            let i = order.iter().position(|&o| o == h).unwrap_or_else(|| {
-                order.push(h);
-                totals.push(vec![ClassTotals::default(); self.classes.len()]);
-                order.len() - 1
-            });
-            let t = &mut totals[i][class.index()];
+            let t =
+                &mut heaps.entry(h).or_insert_with(|| vec![ClassTotals::default(); self.classes.len()])[class.index()];
             t.instances += n;
             t.shallow_bytes += bytes;
         }
-        let mut heaps: Vec<(HeapId, Vec<ClassTotals>)> = order.into_iter().zip(totals).collect();
-        heaps.sort_by_key(|(h, _)| *h);
         self.heaps = heaps.into_iter().map(|(h, totals)| HeapTotals { name: heap_name(ix, scan, h), totals }).collect();
     }
 

@@ -115,12 +115,6 @@ pub(crate) struct Scan {
     pub first_error: Option<hprof::Error>,
 }
 
-#[derive(Clone, Copy)]
-enum Prev {
-    Instance(u64),
-    Array(BasicType, u32),
-}
-
 impl Scan {
     /// Scans every segment of `ix`, keeping per object what `keep` asks for. Each segment's
     /// pages are released from the resident set once read.
@@ -195,7 +189,7 @@ impl Scan {
         let start = seg.offset as usize;
         let body = data.get(start..start + seg.len).unwrap_or(&[]);
         let mut it = SubRecords::new(body, seg.offset, id_size);
-        let mut prev: Option<(u64, Prev)> = None;
+        let mut prev: Option<(u64, RawKind, u32)> = None;
         let mut kept = 0;
         // Android: the heap objects are in, and the last record if it was a primitive array
         // (with whether it took a slot of `sink`), in case a class record claims it.
@@ -209,34 +203,29 @@ impl Scan {
                     break;
                 }
             };
-            let (addr, this, kind, raw, len) = match rec {
+            // The object's address, kind and length (0 for instances), and with
+            // `Keep::Kinds` its kind's segment-local key.
+            let (addr, raw, len, key) = match rec {
                 SubRecord::Instance { head, .. } => {
+                    let raw = RawKind::Instance(head.class_id);
                     let acc = s.instances.entry(head.class_id).or_default();
                     acc.count += 1;
-                    let kind = (keep == Keep::Kinds)
-                        .then(|| *acc.key.get_or_insert_with(|| key_of(RawKind::Instance(head.class_id), &mut kinds)));
-                    let raw = RawKind::Instance(head.class_id);
-                    (head.object_id, Prev::Instance(head.class_id), kind.map(|k| (k, 0)), raw, 0)
+                    let key = (keep == Keep::Kinds).then(|| *acc.key.get_or_insert_with(|| key_of(raw, &mut kinds)));
+                    (head.object_id, raw, 0, key)
                 }
                 SubRecord::ObjArray { head, .. } => {
                     *s.obj_arrays.entry(head.class_id).or_default().entry(head.length).or_default() += 1;
                     let raw = RawKind::ObjArray(head.class_id);
-                    let kind = (keep == Keep::Kinds)
+                    let key = (keep == Keep::Kinds)
                         .then(|| *array_keys.entry(raw).or_insert_with(|| key_of(raw, &mut kinds)));
-                    (
-                        head.object_id,
-                        Prev::Array(BasicType::Object, head.length),
-                        kind.map(|k| (k, head.length)),
-                        raw,
-                        head.length,
-                    )
+                    (head.object_id, raw, head.length, key)
                 }
                 SubRecord::PrimArray { head, elem, .. } => {
                     *s.prim_arrays.entry(elem).or_default().entry(head.length).or_default() += 1;
                     let raw = RawKind::PrimArray(elem);
-                    let kind = (keep == Keep::Kinds)
+                    let key = (keep == Keep::Kinds)
                         .then(|| *array_keys.entry(raw).or_insert_with(|| key_of(raw, &mut kinds)));
-                    (head.object_id, Prev::Array(elem, head.length), kind.map(|k| (k, head.length)), raw, head.length)
+                    (head.object_id, raw, head.length, key)
                 }
                 SubRecord::Class(c) => {
                     if android {
@@ -266,7 +255,7 @@ impl Scan {
             };
             let took_slot = match sink.get_mut(kept) {
                 Some(slot) => {
-                    *slot = (addr, kind.map_or(off, |(key, len)| u64::from(key) << 32 | u64::from(len)));
+                    *slot = (addr, key.map_or(off, |key| u64::from(key) << 32 | u64::from(len)));
                     kept += 1;
                     true
                 }
@@ -279,14 +268,14 @@ impl Scan {
                     _ => None,
                 };
             }
-            if let Some((prev_addr, p)) = prev {
+            if let Some((prev_addr, prev_raw, prev_len)) = prev {
                 if addr > prev_addr {
-                    s.observe_gap(p, addr - prev_addr);
+                    s.observe_gap(prev_raw, prev_len, addr - prev_addr);
                 }
                 s.gaps += 1;
                 s.tiny_gaps += u64::from(addr.abs_diff(prev_addr) < MIN_OBJECT_BYTES);
             }
-            prev = Some((addr, this));
+            prev = Some((addr, raw, len));
         }
         s.per_segment.push((kept, kinds));
         s.last_heap = heap;
@@ -308,17 +297,19 @@ impl Scan {
         }
     }
 
-    fn observe_gap(&mut self, p: Prev, gap: u64) {
-        match p {
-            Prev::Instance(class_id) => {
+    /// Folds the gap after an object of `raw` (an array of `len` elements) into the evidence.
+    fn observe_gap(&mut self, raw: RawKind, len: u32, gap: u64) {
+        let elem = match raw {
+            RawKind::Instance(class_id) => {
                 let acc = self.instances.entry(class_id).or_default();
                 acc.gaps = fold_gap(acc.gaps, GapEvidence { min_gap: gap, at_min: 1 });
+                return;
             }
-            Prev::Array(elem, len) => {
-                if self.evidence.len() < EVIDENCE_PER_SEGMENT {
-                    self.evidence.push(ArrayGap { elem, len, gap });
-                }
-            }
+            RawKind::ObjArray(_) => BasicType::Object,
+            RawKind::PrimArray(elem) => elem,
+        };
+        if self.evidence.len() < EVIDENCE_PER_SEGMENT {
+            self.evidence.push(ArrayGap { elem, len, gap });
         }
     }
 
