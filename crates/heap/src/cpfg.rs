@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::addr_rank::AddrRank;
+use crate::addr_index::AddrRank;
 use crate::census::ClassTotals;
 use crate::census::{Census, ReadOptions, Sizes};
 use crate::classes::ClassIdx;
@@ -119,7 +119,7 @@ impl ClassGraph {
             .filter(|(_, c)| c.dump_offset.is_some())
             .map(|(i, c)| (c.id, kind_word(sizes.mirror(i))))
             .collect();
-        let ranks = AddrRank::new(&[&scan.objects, &mirrors]);
+        let ranks = AddrRank::from_pairs(&[&scan.objects, &mirrors]);
         // Each object's kind word at its rank, segments in parallel. A repeated address keeps
         // one of its records' words.
         let kind: Vec<AtomicU64> = std::iter::repeat_with(AtomicU64::default).take(ranks.len()).collect();

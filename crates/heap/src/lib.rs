@@ -16,7 +16,7 @@
 //! # Ok::<(), heap::Error>(())
 //! ```
 
-mod addr_rank;
+mod addr_index;
 mod census;
 mod classes;
 mod cpfg;

@@ -13,6 +13,7 @@ use hprof::{Cursor, SubRecord, Value};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use crate::addr_index::Buckets;
 use crate::census::{Census, ReadOptions, Sizes};
 use crate::classes::{Class, ClassIdx, ClassTable, RefStrength};
 use crate::error::Error;
@@ -131,7 +132,7 @@ pub struct Snapshot {
     pub roots: Vec<Root>,
     /// Threads that hold roots or appear in root records.
     pub threads: Vec<Thread>,
-    addr_index: AddrIndex,
+    addr_index: Buckets,
 }
 
 impl std::fmt::Debug for Snapshot {
@@ -156,7 +157,7 @@ impl Snapshot {
         let scan = Scan::run(&dump, &ix, Keep::Offsets, progress);
         let (mut census, mut scan) = Census::from_scan(&ix, scan, opts, data.len() as u64)?;
         let (addrs, offsets) = sort_objects(&mut census, std::mem::take(&mut scan.objects));
-        let addr_index = AddrIndex::new(&addrs);
+        let addr_index = Buckets::new(&addrs);
         let ctx = Ctx::new(data, &census, &addrs, &offsets, &addr_index);
         let n = addrs.len();
         // Pass 1: class, size, reference count and referent flag of every object, written in
@@ -571,7 +572,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) census: &'a Census,
     pub(crate) addrs: &'a [u64],
     pub(crate) offsets: &'a Packed40,
-    pub(crate) index: &'a AddrIndex,
+    pub(crate) index: &'a Buckets,
     pub(crate) sizes: Sizes<'a>,
 }
 
@@ -581,7 +582,7 @@ impl<'a> Ctx<'a> {
         census: &'a Census,
         addrs: &'a [u64],
         offsets: &'a Packed40,
-        index: &'a AddrIndex,
+        index: &'a Buckets,
     ) -> Ctx<'a> {
         Ctx { data, id_size: census.header.id_size, census, addrs, offsets, index, sizes: Sizes::new(census) }
     }
@@ -747,62 +748,6 @@ fn frames_of(ix: &DumpIndex<'_>, frame_ids: &[u64]) -> Vec<Frame> {
         .collect()
 }
 
-/// Address → dense index: a bucket table over the address range narrows a binary search
-/// to a handful of entries (about one table entry per 8 objects).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct AddrIndex {
-    min: u64,
-    shift: u32,
-    starts: Vec<u64>,
-}
-
-impl AddrIndex {
-    pub(crate) fn new(sorted: &[u64]) -> AddrIndex {
-        let (Some(&min), Some(&max)) = (sorted.first(), sorted.last()) else {
-            return AddrIndex::default();
-        };
-        // Hostile dumps can hold ids anywhere in 0..=u64::MAX: the span is max - min (no + 1,
-        // which overflows), and shifts may reach 64, so they are checked.
-        let span = max - min;
-        let want = (sorted.len() as u64 / 8).max(1);
-        let mut shift = 0;
-        while span.checked_shr(shift).unwrap_or(0) >= want {
-            shift += 1;
-        }
-        let buckets = span.checked_shr(shift).unwrap_or(0) as usize + 1;
-        let mut starts = Vec::with_capacity(buckets + 1);
-        let mut i = 0usize;
-        for b in 0..buckets as u64 {
-            while i < sorted.len() && (sorted[i] - min).checked_shr(shift).unwrap_or(0) < b {
-                i += 1;
-            }
-            starts.push(i as u64);
-        }
-        starts.push(sorted.len() as u64);
-        AddrIndex { min, shift, starts }
-    }
-
-    /// Finds `id` among the sorted addresses, `addr(i)` giving the i-th.
-    #[inline]
-    pub(crate) fn find(&self, addr: impl Fn(usize) -> u64, id: u64) -> Option<usize> {
-        let b = id.checked_sub(self.min)?.checked_shr(self.shift).unwrap_or(0) as usize;
-        let (mut lo, mut hi) = (*self.starts.get(b)? as usize, *self.starts.get(b + 1)? as usize);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match addr(mid).cmp(&id) {
-                std::cmp::Ordering::Equal => return Some(mid),
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-            }
-        }
-        None
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.starts.capacity() * 8
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -816,22 +761,6 @@ mod tests {
             let mut expect = [a.clone(), b.clone()].concat();
             expect.sort_unstable();
             prop_assert_eq!(merge_sorted(a, b).collect::<Vec<_>>(), expect);
-        }
-
-        #[test]
-        fn addr_index_finds_exactly_the_present(mut addrs in proptest::collection::vec(0u64..1_000_000, 1..300), probes in proptest::collection::vec(0u64..1_100_000, 0..100)) {
-            addrs.sort_unstable();
-            addrs.dedup();
-            let ix = AddrIndex::new(&addrs);
-            let mut extreme = addrs.clone();
-            extreme.extend([u64::MAX - 1, u64::MAX]);
-            let ex = AddrIndex::new(&extreme);
-            for p in extreme.iter().chain(probes.iter()) {
-                prop_assert_eq!(ex.find(|i| extreme[i], *p), extreme.binary_search(p).ok());
-            }
-            for p in probes.iter().chain(addrs.iter()) {
-                prop_assert_eq!(ix.find(|i| addrs[i], *p), addrs.binary_search(p).ok());
-            }
         }
     }
 }
