@@ -17,7 +17,6 @@ mod top;
 
 pub use growth::signed_bytes;
 pub use histogram::HistogramText;
-pub use html::esc;
 
 /// A model as text for people.
 pub trait Text {
