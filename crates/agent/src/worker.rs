@@ -287,7 +287,7 @@ impl<'a> Worker<'a> {
                 .map(|&(m, loc)| a.env.describe_frame(&crate::jvmti::FrameInfo { method: m as *mut _, location: loc }))
                 .collect();
             let class = names.get(*class as usize).cloned().unwrap_or_default();
-            written = self.store.add_site((self.known_sites + k) as u32, &class, &frames.join(" <- "));
+            written = self.store.add_site((self.known_sites + k) as u32, &class, &frames);
             if written.is_err() {
                 break;
             }

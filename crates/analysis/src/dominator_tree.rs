@@ -9,7 +9,7 @@ use crate::retention::Retention;
 /// One object of the dominator tree: its class, sizes, share of `of` bytes and child count.
 pub fn dominator_row(s: &Snapshot, r: &Retention, child_counts: &[u32], o: ObjIdx, of: u64) -> DominatorRow {
     DominatorRow {
-        id: report::hex_id(s.address(o)),
+        id: report::ObjectId(s.address(o)),
         class: s.classes().get(s.class_of(o)).name.clone(),
         shallow_bytes: s.shallow_bytes(o),
         retained_bytes: r.retained_bytes(o),

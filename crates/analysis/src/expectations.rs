@@ -43,7 +43,7 @@ pub fn expectations(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, source:
             continue;
         }
         let (at, site) = calls.swap_remove(0);
-        let id = report::hex_id(s.address(target));
+        let id = report::ObjectId(s.address(target));
         reachable.push(ExpectedDead {
             class: s.type_label(target),
             site,

@@ -254,7 +254,7 @@ fn class_keys(s: &Snapshot, c: Classifier, class: heap::ClassIdx) -> Vec<String>
         Classifier::Loader => {
             let loader = classes.get(class).loader_id;
             vec![match s.find(loader).filter(|_| loader != 0) {
-                Some(l) => format!("{} {}", s.type_label(l), report::hex_id(loader)),
+                Some(l) => format!("{} {}", s.type_label(l), report::ObjectId(loader)),
                 None => "<bootstrap loader>".into(),
             }]
         }

@@ -68,7 +68,7 @@ fn holder(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, o: ObjIdx) -> Hol
     let path = paths.path(o);
     Holder {
         class: s.type_label(o),
-        id: report::hex_id(s.address(o)),
+        id: report::ObjectId(s.address(o)),
         retained_bytes: r.retained_bytes(o),
         root: path.as_ref().map(|p| PathRoot { kind: p.root.kind.clone(), detail: p.root.detail.clone() }),
         path: path.map(|p| p.steps.into_iter().map(|st| step(s, st.object, st.field)).collect()).unwrap_or_default(),

@@ -127,7 +127,7 @@ impl<'a> PathFinder<'a> {
                     .steps
                     .iter()
                     .map(|st| report::PathStep {
-                        id: report::hex_id(s.address(st.object)),
+                        id: report::ObjectId(s.address(st.object)),
                         class: s.type_label(st.object),
                         field: st.field.clone(),
                     })

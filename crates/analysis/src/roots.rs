@@ -43,7 +43,7 @@ pub fn roots_report(s: &Snapshot, r: &Retention, c: &Closures<'_>, top: usize) -
             StaticRow {
                 field: format!("{}.{}", cls.name, cls.statics[field as usize].name),
                 class: s.type_label(target),
-                id: report::hex_id(s.address(target)),
+                id: report::ObjectId(s.address(target)),
                 bytes: RootBytes {
                     reachable_bytes: strong_closure(s, &[target], None).iter().map(|o| s.shallow_bytes(o)).sum(),
                     retained_bytes: r.retained_bytes(target),
@@ -82,7 +82,7 @@ pub fn roots_report(s: &Snapshot, r: &Retention, c: &Closures<'_>, top: usize) -
                 .collect();
             ThreadRow {
                 serial: t.serial,
-                id: t.object.map(|o| report::hex_id(s.address(o))),
+                id: t.object.map(|o| report::ObjectId(s.address(o))),
                 bytes: bytes(&held),
                 frames,
             }

@@ -85,7 +85,7 @@ impl FromStr for Selector {
                 None => Selector::Class { name: arg.to_owned(), subclasses: false },
             },
             "id" if arg.starts_with("0x") || arg.starts_with("0X") => {
-                Selector::Id(report::parse_hex_id(arg).ok_or_else(err)?)
+                Selector::Id(arg.parse::<report::ObjectId>().map_err(|_| err())?.0)
             }
             "id" => return Err(err()),
             "static" => {

@@ -60,7 +60,7 @@ pub fn suspects(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, threshold: 
 }
 
 pub(crate) fn step(s: &Snapshot, o: ObjIdx, field: Option<String>) -> PathStep {
-    PathStep { id: report::hex_id(s.address(o)), class: s.type_label(o), field }
+    PathStep { id: report::ObjectId(s.address(o)), class: s.type_label(o), field }
 }
 
 fn describe(

@@ -134,9 +134,7 @@ impl<'s> Analyses<'s> {
 /// Fills in the text of the strings in a dominator tree.
 fn add_values(snap: &heap::Snapshot, nodes: &mut [report::DomNode]) {
     for n in nodes {
-        n.value = report::parse_hex_id(&n.object.id)
-            .and_then(|id| snap.find(id))
-            .and_then(|o| snap.string_value(o, VALUE_CHARS));
+        n.value = snap.find(n.object.id.0).and_then(|o| snap.string_value(o, VALUE_CHARS));
         add_values(snap, &mut n.nodes);
     }
 }

@@ -42,6 +42,7 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
         ("check", document::<report::ExpectationsReport>()),
         ("stale", document::<report::StaleReport>()),
         ("top", document::<report::TopView>()),
+        ("jvms", document::<report::JvmList>()),
         ("summary", serde_json::to_value(schemars::schema_for!(growth::HeapSummary)).unwrap_or_default()),
     ]
 }

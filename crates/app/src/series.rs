@@ -183,13 +183,10 @@ pub fn run_report(run: &runstore::Run, opts: &growth::Options, explain: &[String
             .iter()
             .filter(|s| s.class == c.class)
             .take(3)
-            .map(|s| {
-                format!(
-                    "{} ({} live, {} allocated)",
-                    s.frames,
-                    report::human_bytes(s.live_bytes),
-                    report::human_bytes(s.allocated_bytes)
-                )
+            .map(|s| report::AllocationSite {
+                frames: s.frames.clone(),
+                live_bytes: s.live_bytes,
+                allocated_bytes: s.allocated_bytes,
             })
             .collect();
     }

@@ -154,7 +154,7 @@ pub fn top_n(n: usize) -> usize {
 
 /// Parses an object id given as `0x7f3a10` (or plain hex).
 pub fn parse_id(s: &str) -> Result<u64, String> {
-    report::parse_hex_id(s).ok_or_else(|| format!("{s:?} is not an object id such as 0x7f3a10"))
+    s.parse::<report::ObjectId>().map(|id| id.0).map_err(|e| e.to_string())
 }
 
 /// Parses a `--select` value.

@@ -276,7 +276,7 @@ fn candidate_text(o: &mut String, n: usize, c: &Candidate) {
         holder_text(o, h, "     ");
     }
     for s in &c.allocation_sites {
-        let _ = writeln!(o, "   allocated at {s}");
+        let _ = writeln!(o, "   allocated at {}", crate::site(s));
     }
     let _ = writeln!(o);
 }

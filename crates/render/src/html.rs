@@ -6,7 +6,7 @@
 //! the constant style sheets and a few `&nbsp;`s are), and [`scrub`] replaces control
 //! characters in the finished page.
 
-use maud::{html, Markup, PreEscaped, DOCTYPE};
+use maud::{display, html, Markup, PreEscaped, DOCTYPE};
 
 use report::*;
 
@@ -297,7 +297,7 @@ fn finding(n: usize, f: &Finding, labels: &[String]) -> Markup {
             }
             @for s in &f.holders {
                 h4 {
-                    "Holder " span.mono { (s.holder.class) " " (s.holder.id) } " retains "
+                    "Holder " span.mono { (s.holder.class) " " (display(s.holder.id)) } " retains "
                     (human_bytes(s.holder.retained_bytes)) ", holds " (format!("{:.0}", s.share * 100.0)) "% of them"
                 }
                 (path_list(s.holder.root.as_ref(), &s.holder.path))
@@ -336,14 +336,14 @@ fn candidate(c: &Candidate, labels: &[String]) -> Markup {
                 }
                 @for holder in &c.holders {
                     h3 {
-                        "Holder " span.mono { (holder.class) " " (holder.id) } " retains "
+                        "Holder " span.mono { (holder.class) " " (display(holder.id)) } " retains "
                         (human_bytes(holder.retained_bytes))
                     }
                     (path_list(holder.root.as_ref(), &holder.path))
                 }
                 @if !c.allocation_sites.is_empty() {
                     h3 { "Allocated at" }
-                    ul { @for s in &c.allocation_sites { li.mono { (s) } } }
+                    ul { @for s in &c.allocation_sites { li.mono { (crate::site(s)) } } }
                 }
             }
         }
@@ -385,7 +385,7 @@ fn path_list(root: Option<&PathRoot>, path: &[PathStep]) -> Markup {
                 li {
                     (PreEscaped("&nbsp;&nbsp;".repeat(i)))
                     @if let Some(f) = &s.field { (f) " → " }
-                    span data-class=(s.class) { (s.class) } " " span.muted data-id=(s.id) { (s.id) }
+                    span data-class=(s.class) { (s.class) } " " span.muted data-id=(display(s.id)) { (display(s.id)) }
                 }
             }
         }
@@ -470,7 +470,7 @@ fn dom_node(n: &DomNode, show_values: bool, open: bool) -> Markup {
     let o = &n.object;
     let name = o.represents.as_ref().map_or_else(|| o.class.clone(), |c| format!("class {c}"));
     let label = html! {
-        span.mono { (name) } " " span.muted { (o.id) }
+        span.mono { (name) } " " span.muted { (display(o.id)) }
         @if let (Some(v), true) = (&n.value, show_values) { " " span.muted { "\"" (v) "\"" } }
         " — retains " b { (human_bytes(o.retained_bytes)) } " (" (format!("{:.1}", o.share * 100.0)) "%), shallow "
         (human_bytes(o.shallow_bytes))
@@ -514,7 +514,7 @@ fn roots_section(r: &RootsReport) -> Markup {
                     @for s in &r.statics {
                         tr {
                             td.mono { (s.field) }
-                            td.mono { (s.class) " " span.muted { (s.id) } }
+                            td.mono { (s.class) " " span.muted { (display(s.id)) } }
                             td.n { (human_bytes(s.bytes.reachable_bytes)) }
                             td.n { (human_bytes(s.bytes.retained_bytes)) }
                         }
@@ -527,7 +527,7 @@ fn roots_section(r: &RootsReport) -> Markup {
                 @for t in &r.threads {
                     details {
                         summary {
-                            "thread " (t.serial) " " span.muted { (t.id.as_deref().unwrap_or("")) }
+                            "thread " (t.serial) " " span.muted { @if let Some(id) = t.id { (display(id)) } }
                             " — reachable " (human_bytes(t.bytes.reachable_bytes)) ", retained "
                             (human_bytes(t.bytes.retained_bytes))
                         }

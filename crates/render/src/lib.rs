@@ -18,6 +18,16 @@ mod top;
 pub use growth::signed_bytes;
 pub use histogram::HistogramText;
 
+/// An allocation site on one line: its frames, innermost first, and its volumes.
+fn site(s: &report::AllocationSite) -> String {
+    format!(
+        "{} ({} live, {} allocated)",
+        s.frames.join(" <- "),
+        report::human_bytes(s.live_bytes),
+        report::human_bytes(s.allocated_bytes)
+    )
+}
+
 /// A model as text for people.
 pub trait Text {
     /// The text, lines ending in newlines.

@@ -102,7 +102,7 @@ pub struct SearchPage {
     /// Matching classes, biggest shallow bytes first.
     pub classes: Vec<HistogramRow>,
     /// The object at the address the query names, if it is one.
-    pub object: Option<String>,
+    pub object: Option<crate::ObjectId>,
 }
 
 /// What the API answers when a request cannot be served.

@@ -16,7 +16,7 @@ pub struct ExpectedDead {
     pub declared_ms_ago: u64,
     /// Its address in the heap dump (absent for an agent's walk).
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub id: Option<String>,
+    pub id: Option<crate::ObjectId>,
     /// Bytes it alone keeps alive (from a heap dump).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub retained_bytes: Option<u64>,

@@ -64,13 +64,24 @@ pub struct Holder {
     /// Its class.
     pub class: String,
     /// Its address.
-    pub id: String,
+    pub id: crate::ObjectId,
     /// Bytes it retains in the last heap.
     pub retained_bytes: u64,
     /// The root its shortest strong path starts from, if any.
     pub root: Option<PathRoot>,
     /// The path from the root object to it, the holder last.
     pub path: Vec<PathStep>,
+}
+
+/// Where objects of a class were allocated, as the agent sampled it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AllocationSite {
+    /// The allocating stack, innermost frame first (`Class.method(File.java:line)`).
+    pub frames: Vec<String>,
+    /// Estimated bytes allocated there that are still live.
+    pub live_bytes: u64,
+    /// Estimated bytes allocated there since the agent started.
+    pub allocated_bytes: u64,
 }
 
 /// A class whose volume keeps growing.
@@ -93,7 +104,7 @@ pub struct Candidate {
     /// Objects of the slice's containers that hold the growth, in the last heap.
     pub holders: Vec<Holder>,
     /// Where its objects were allocated, when the input records it (the agent); empty for dumps.
-    pub allocation_sites: Vec<String>,
+    pub allocation_sites: Vec<AllocationSite>,
     /// An earlier candidate with the same containers: the same data structure grows.
     pub same_structure_as: Option<String>,
 }

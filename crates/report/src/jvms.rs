@@ -2,6 +2,13 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The running JVMs this user can see (`leakscope jvms --json`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
+pub struct JvmList {
+    /// Each JVM, by process id.
+    pub jvms: Vec<RunningJvm>,
+}
+
 /// One running JVM.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct RunningJvm {

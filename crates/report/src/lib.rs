@@ -15,6 +15,7 @@ mod expect;
 mod group;
 mod growth;
 mod histogram;
+mod id;
 mod info;
 mod jvms;
 mod leak;
@@ -35,17 +36,18 @@ pub use browse::{ApiError, ClassView, DominatorPage, GroupChild, GroupPage, Grou
 pub use expect::{ExpectationsReport, ExpectedDead};
 pub use group::{GroupNode, GroupReport};
 pub use growth::{
-    Candidate, ClassDelta, DiffReport, EdgeDelta, Explanation, Finding, GrowingPath, GrowthReport, Holder, LoaderLeak,
-    Member, PathPart, RankingInfo, Slice, SliceEdge, SnapshotRow, StructureHolder,
+    AllocationSite, Candidate, ClassDelta, DiffReport, EdgeDelta, Explanation, Finding, GrowingPath, GrowthReport,
+    Holder, LoaderLeak, Member, PathPart, RankingInfo, Slice, SliceEdge, SnapshotRow, StructureHolder,
 };
 pub use histogram::{HeapEntry, Histogram, HistogramRow};
+pub use id::{BadObjectId, ObjectId};
 pub use info::{DumpEntry, DumpInfo, RootCount};
-pub use jvms::RunningJvm;
+pub use jvms::{JvmList, RunningJvm};
 pub use leak::{ClassCurve, DomNode, HeapView, LeakReport};
 pub use paths::{PathEntry, PathRoot, PathStep, PathsReport};
 pub use retention::{DominatorReport, DominatorRow, GroupTotals, RetainedReport, SelectedGroup, WEAK_NOTE};
 pub use roots::{FrameRow, RootBytes, RootKindRow, RootsReport, StaticRow, ThreadRow};
 pub use stale::{LastAccessAges, StalePath, StaleReport};
 pub use suspects::{Accumulated, Suspect, SuspectsReport};
-pub use text::{count, hex_id, human_bytes, human_ms, parse_hex_id, thousands};
+pub use text::{count, human_bytes, human_ms, thousands};
 pub use top::{TopCandidate, TopClass, TopView};

@@ -15,7 +15,7 @@ pub struct PathRoot {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PathStep {
     /// Address, as `0x…`.
-    pub id: String,
+    pub id: crate::ObjectId,
     /// Class name (for a class mirror: `class NAME`).
     pub class: String,
     /// The previous object's field that holds this one; null for the root object.

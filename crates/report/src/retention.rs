@@ -9,7 +9,7 @@ pub const WEAK_NOTE: &str = "Weak, soft, phantom and final references do not kee
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DominatorRow {
     /// Address, as `0x…`.
-    pub id: String,
+    pub id: crate::ObjectId,
     /// Class name.
     pub class: String,
     /// The object's own size.

@@ -31,7 +31,7 @@ pub struct StaticRow {
     /// Class of the object it holds.
     pub class: String,
     /// That object's id.
-    pub id: String,
+    pub id: crate::ObjectId,
     /// Its bytes.
     #[serde(flatten)]
     pub bytes: RootBytes,
@@ -57,7 +57,7 @@ pub struct ThreadRow {
     /// HPROF thread serial.
     pub serial: u32,
     /// The `java.lang.Thread` object's id, when known.
-    pub id: Option<String>,
+    pub id: Option<crate::ObjectId>,
     /// Everything its stack holds (locals, JNI locals, the thread object).
     #[serde(flatten)]
     pub bytes: RootBytes,

@@ -1,16 +1,5 @@
 //! Number formatting for text reports.
 
-/// An object id as the interfaces print it: `0x7f3a10`.
-pub fn hex_id(addr: u64) -> String {
-    format!("0x{addr:x}")
-}
-
-/// An object id as [`hex_id`] writes it, or plain hex, back to its value.
-pub fn parse_hex_id(s: &str) -> Option<u64> {
-    let hex = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
-    u64::from_str_radix(hex, 16).ok()
-}
-
 /// `1234567` → `1,234,567`.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();

@@ -76,8 +76,8 @@ pub type HolderRow = ContainerHolder;
 pub struct SiteRow {
     /// Class allocated.
     pub class: String,
-    /// Frames, innermost first, separated by ` <- `.
-    pub frames: String,
+    /// Frames, innermost first (`Class.method(File.java:line)`).
+    pub frames: Vec<String>,
     /// Estimated live bytes.
     pub live_bytes: u64,
     /// Estimated bytes allocated since the agent started.
@@ -255,7 +255,7 @@ impl Reader<'_> {
             "SELECT s.class, s.frames, v.live_bytes, v.allocated_bytes FROM site_volumes v JOIN sites s ON s.id = v.site
              WHERE v.snapshot = ?1 ORDER BY v.live_bytes DESC, v.allocated_bytes DESC",
             params![snapshot],
-            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, u(r, 2)?, u(r, 3)?)),
+            |r| Ok((r.get::<_, i64>(0)?, split_path(&r.get::<_, String>(1)?), u(r, 2)?, u(r, 3)?)),
         )?;
         Ok(raw
             .into_iter()

@@ -96,8 +96,9 @@ impl Store {
     }
 
     /// Records allocation site `id` of `class`, described by `frames` (innermost first).
-    pub fn add_site(&mut self, id: u32, class: &str, frames: &str) -> Result<(), StoreError> {
+    pub fn add_site(&mut self, id: u32, class: &str, frames: &[String]) -> Result<(), StoreError> {
         let c = self.class(class)?;
+        let frames = frames.join(PATH_SEP);
         self.conn
             .execute("INSERT OR REPLACE INTO sites(id, class, frames) VALUES (?1, ?2, ?3)", params![id, c, frames])
             .map_err(err(&self.path))?;

@@ -12,7 +12,7 @@ fn writes_and_reads_back_samples_walks_sites_events_and_objects() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.db");
     let mut s = Store::create(&path, &[("pid", "42".into())]).unwrap();
-    s.add_site(7, "Session", "Leak.add(Leak.java:10)").unwrap();
+    s.add_site(7, "Session", &["Leak.add(Leak.java:10)".into(), "Main.main(Main.java:3)".into()]).unwrap();
     s.write_sample(1000, 3, false, &[class("Session", 1600), class("byte[]", 3200)], &[(7, 1600, 4800)]).unwrap();
     s.write_sample(2000, 5, true, &[class("Session", 3200)], &[(7, 3200, 9600)]).unwrap();
     let walk = HeapSummary {
@@ -64,7 +64,7 @@ fn writes_and_reads_back_samples_walks_sites_events_and_objects() {
     assert_eq!(run.pauses_ms, vec![12.5]);
     assert_eq!(run.holders[0].path, chain.path);
     assert_eq!(run.holders[0].container, chain.container);
-    assert_eq!(run.sites[0].frames, "Leak.add(Leak.java:10)");
+    assert_eq!(run.sites[0].frames, ["Leak.add(Leak.java:10)", "Main.main(Main.java:3)"]);
     assert_eq!(run.sites[0].live_bytes, 3200);
     assert_eq!(run.events, vec!["walk skipped".to_string()]);
     assert_eq!(run.watched, vec![watched]);

@@ -50,7 +50,7 @@ pub fn run(args: &DominatorsArgs) -> anyhow::Result<Exit> {
     if let Some(p) = parent.filter(|p| !r.is_live(*p)) {
         anyhow::bail!(
             "object {} is not strongly reachable from any GC root: it retains nothing",
-            report::hex_id(snap.address(p))
+            report::ObjectId(snap.address(p))
         );
     }
     let of = parent.map_or(r.live_bytes(), |p| r.retained_bytes(p));

@@ -12,9 +12,9 @@ use crate::exit::Exit;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   leakscope jvms
-  leakscope jvms --json | jq '.[] | select(.heap_used_bytes > 1e9)'")]
+  leakscope jvms --json | jq '.jvms[] | select(.heap_used_bytes > 1e9)'")]
 pub struct JvmsArgs {
-    /// Print one JSON array: [{"pid","command","uptime_ms","heap_used_bytes","agent_store"}].
+    /// Print one JSON document: {"jvms":[{"pid","command","uptime_ms","heap_used_bytes","agent_store"}]}.
     #[arg(long)]
     pub json: bool,
 }
@@ -23,8 +23,7 @@ pub struct JvmsArgs {
 pub fn run(args: &JvmsArgs) -> anyhow::Result<Exit> {
     let jvms = app::jvm::list();
     if args.json {
-        outln!("{}", serde_json::to_string(&jvms)?)?;
-        return Ok(Exit::Success);
+        return crate::dump_args::emit(true, &report::JvmList { jvms }, |_| String::new());
     }
     if jvms.is_empty() {
         outln!("no running JVM found (JVMs with -XX:-UsePerfData or of other users do not appear)")?;

@@ -346,7 +346,7 @@ impl<'a, 's> Browse<'a, 's> {
         if let Some(p) = parent.filter(|p| !r.is_live(*p)) {
             return Err(bad(format!(
                 "{} is not strongly reachable from a GC root: it dominates nothing",
-                report::hex_id(self.a.snap.address(p))
+                report::ObjectId(self.a.snap.address(p))
             )));
         }
         let (offset, limit) = q.page()?;
@@ -430,7 +430,7 @@ impl<'a, 's> Browse<'a, 's> {
     fn object(&self, q: &Query, show_values: bool) -> Result<report::ObjectView, Failure> {
         let (s, r) = (self.a.snap, &self.a.retention);
         let o = self.object_at(q, "id")?;
-        let id = report::hex_id(s.address(o));
+        let id = report::ObjectId(s.address(o));
         Ok(report::ObjectView {
             object: self.row(o, r.live_bytes()),
             live: r.is_live(o),
@@ -466,7 +466,7 @@ impl<'a, 's> Browse<'a, 's> {
             .ok()
             .filter(|_| query.starts_with("0x") || query.starts_with("0X"))
             .and_then(|id| self.a.snap.find(id))
-            .map(|o| report::hex_id(self.a.snap.address(o)));
+            .map(|o| report::ObjectId(self.a.snap.address(o)));
         Ok(report::SearchPage {
             total: matching.len() as u64,
             offset: offset as u64,

@@ -244,7 +244,8 @@ fn jvms_lists_a_running_jvm_from_its_performance_counters() {
     let out = leakscope(&["jvms", "--json"]);
     assert!(out.status.success());
     let all: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let me = all.as_array().unwrap().iter().find(|j| j["pid"] == jvm.pid()).expect("the JVM is listed");
+    assert_eq!(all["schema_version"], report::SCHEMA_VERSION);
+    let me = all["jvms"].as_array().unwrap().iter().find(|j| j["pid"] == jvm.pid()).expect("the JVM is listed");
     assert_eq!(me["command"], "Live steady 30");
     // Counters sampled every 50 ms may still say 0 bytes used right after start.
     assert!(me["heap_used_bytes"].as_u64().is_some() && me["uptime_ms"].as_u64().is_some(), "{me}");
