@@ -16,9 +16,7 @@ use runstore::HolderChain;
 use rustc_hash::FxHashMap;
 
 use crate::classes::{class_id, is_reference, HOLDER_BIT, SAMPLE_BIT, WATCH_BIT};
-use crate::jvmti::{
-    reference, ArrayPrimitiveCallback, Env, HeapCallbacks, HeapReferenceCallback, JResult, Jint, Jlong,
-};
+use crate::jvmti::{reference, ArrayPrimitiveCallback, Env, HeapCallbacks, HeapReferenceCallback, Jint, Jlong};
 
 #[derive(Debug, Default, Clone, Copy)]
 struct Node {
@@ -227,6 +225,21 @@ pub struct Aborted {
     pub objects: u64,
 }
 
+/// Why a walk gave no result at all.
+#[derive(Debug)]
+pub enum WalkFailed {
+    /// JVMTI refused the walk.
+    Jvmti(crate::jvmti::JvmtiError),
+    /// A callback panicked (the panic was caught; the agent must disable itself).
+    Panicked,
+}
+
+impl From<crate::jvmti::JvmtiError> for WalkFailed {
+    fn from(e: crate::jvmti::JvmtiError) -> WalkFailed {
+        WalkFailed::Jvmti(e)
+    }
+}
+
 /// Walks the heap of `env`, stopping at `max_pause`; `names` names class ids;
 /// `referent_index` is the JVMTI field index of `Reference.referent`; `holders` carries
 /// tagged containers from walk to walk; `watching` is the watch and, per class id, whether its
@@ -239,7 +252,7 @@ pub fn walk(
     watching: Option<(&crate::watch::Watch, &[bool])>,
     max_pause: Duration,
     panic_for_test: bool,
-) -> JResult<Result<Walk, Aborted>> {
+) -> Result<Result<Walk, Aborted>, WalkFailed> {
     holders.walks += 1;
     let start = Instant::now();
     let mut state = State {
@@ -268,7 +281,7 @@ pub fn walk(
     env.follow_references(&callbacks, (&mut state as *mut State).cast())?;
     let pause = start.elapsed();
     if state.panicked {
-        return Err(crate::jvmti::JvmtiError(113));
+        return Err(WalkFailed::Panicked);
     }
     if state.aborted {
         return Ok(Err(Aborted { pause, objects: state.nodes.iter().map(|n| n.count).sum() }));

@@ -120,6 +120,7 @@ impl<'a> Worker<'a> {
             ("started_ms", now_ms().to_string()),
             ("options", a.text.clone()),
             ("interval", a.opts.interval.to_string()),
+            ("walk_every_ms", a.opts.walk_every.as_millis().to_string()),
             ("sampling", a.sampling.to_string()),
             ("agent", env!("CARGO_PKG_VERSION").to_string()),
         ];
@@ -373,8 +374,10 @@ impl<'a> Worker<'a> {
                 self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
                 return Ok(false);
             }
-            Err(e) if e.0 == 113 => return Err("internal error (panic) in a heap walk callback".into()),
-            Err(e) => {
+            Err(crate::walk::WalkFailed::Panicked) => {
+                return Err("internal error (panic) in a heap walk callback".into())
+            }
+            Err(crate::walk::WalkFailed::Jvmti(e)) => {
                 self.store.event(now_ms(), &format!("heap walk failed: {e}")).map_err(|e| e.to_string())?;
                 return Ok(false);
             }

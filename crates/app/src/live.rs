@@ -10,10 +10,13 @@ pub fn top_view(path: &Path) -> Result<report::TopView> {
     let run = crate::series::read_run(path)?;
     let growth = crate::series::run_report(&run, &growth::Options::default(), &[]);
     let last = run.samples.last();
+    // The rate over at least a second: a walk's snapshot follows the sample before it within
+    // milliseconds, and the two allocated totals are the same (issue 17: "alloc/s 0 B").
+    let time = |i: usize| run.samples[i].time_ms.unwrap_or(0);
     let (prev_alloc, dt) = match (run.samples.len(), run.allocated.len()) {
         (n, m) if n >= 2 && m == n => {
-            let dt = run.samples[n - 1].time_ms.unwrap_or(0).saturating_sub(run.samples[n - 2].time_ms.unwrap_or(0));
-            (Some(&run.allocated[n - 2]), dt)
+            let before = (0..n - 1).rev().find(|&i| time(n - 1).saturating_sub(time(i)) >= 1_000).unwrap_or(0);
+            (Some(&run.allocated[before]), time(n - 1).saturating_sub(time(before)))
         }
         _ => (None, 0),
     };
@@ -67,5 +70,6 @@ pub fn top_view(path: &Path) -> Result<report::TopView> {
         status: run.meta.get("status").cloned().unwrap_or_else(|| "running".into()),
         classes,
         candidates,
+        not_enough_data: growth.not_enough_data,
     })
 }

@@ -152,6 +152,22 @@ pub fn fill_holders(
     }
 }
 
+/// How many heap walks ran, their longest pause, and how many were skipped or stopped and
+/// why (the agent's last event saying so).
+fn walk_account(run: &runstore::Run) -> String {
+    let longest = run.pauses_ms.iter().copied().fold(0.0, f64::max);
+    let missed: Vec<&String> = run
+        .events
+        .iter()
+        .filter(|e| e.starts_with("heap walk skipped") || e.starts_with("heap walk stopped"))
+        .collect();
+    let mut out = format!("{} (longest pause {longest:.0} ms)", report::count(run.walks.len() as u64, "heap walk"));
+    if let Some(last) = missed.last() {
+        out.push_str(&format!("; {} skipped or stopped, the last: {last}", missed.len()));
+    }
+    out
+}
+
 /// Reads an agent's run store, [`RUN_SAMPLES`] sampled snapshots evenly spaced.
 pub fn read_run(path: &Path) -> Result<runstore::Run> {
     Ok(runstore::read(path, RUN_SAMPLES)?)
@@ -168,15 +184,31 @@ pub fn run_report(run: &runstore::Run, opts: &growth::Options, explain: &[String
     let needed = opts.ratio.min_phases as usize + 2;
     let clean: Vec<growth::HeapSummary> =
         run.samples.iter().zip(&run.clean).filter(|(_, &c)| c).map(|(s, _)| s.clone()).collect();
-    let use_clean = clean.len() >= needed;
+    // Walk-checked snapshots that stop early (later walks skipped for their pause) would rank
+    // a heap as it was then: a leak that grew afterwards would be missed.
+    // Walks come at least every walk_every while the budget allows, so a gap of more than two
+    // of those (and a sampling period) after the last one means walks stopped.
+    let walk_every = run.meta.get("walk_every_ms").and_then(|w| w.parse::<u64>().ok()).unwrap_or(60_000);
+    let time = |s: Option<&growth::HeapSummary>| s.and_then(|s| s.time_ms).unwrap_or(0);
+    let gap = time(run.samples.last()).saturating_sub(time(clean.last()));
+    let reaches_end = gap <= 2 * walk_every + 10_000;
+    let use_clean = clean.len() >= needed && reaches_end;
     let series = if use_clean { &clean[..] } else { &run.samples[..] };
     let mut report = growth::analyze_run(series, &run.walks, &run.holders, opts, explain);
     if !use_clean && !run.samples.is_empty() {
-        report.notes.push(format!(
-            "only {} walk-checked snapshots (fewer than {needed}): ranked on all sampled snapshots, which also count dead objects not yet collected; allow more walks with --budget or --max-pause",
-            clean.len()
-        ));
+        report.notes.push(if clean.len() >= needed {
+            format!(
+                "the walk-checked snapshots end {} before the last sampled one (later walks were skipped or stopped): ranked on all sampled snapshots, which also count dead objects not yet collected",
+                report::human_ms(gap)
+            )
+        } else {
+            format!(
+                "only {} walk-checked snapshots (fewer than {needed}): ranked on all sampled snapshots, which also count dead objects not yet collected; allow more walks with --budget or --max-pause",
+                clean.len()
+            )
+        });
     }
+    report.notes.push(walk_account(run));
     for c in &mut report.candidates {
         c.allocation_sites = run
             .sites

@@ -109,3 +109,75 @@ fn expectations_of_a_run_say_which_are_still_reachable() {
     assert_eq!(r.reachable.len(), 1);
     assert_eq!(r.reachable[0].declared_ms_ago, 3_000);
 }
+
+/// A run store in memory: one sampled snapshot every 10 s with `Session` at `bytes(i)`, the
+/// first `clean` of them walk-checked, and `Filler` steady.
+fn sampled_run(n: usize, clean: usize, bytes: impl Fn(usize) -> u64) -> runstore::Run {
+    let summary = |i: usize| {
+        let classes = vec![
+            growth::ClassVolume { name: "Session".into(), instances: bytes(i) / 64, bytes: bytes(i) },
+            growth::ClassVolume { name: "Filler".into(), instances: 1_000, bytes: 64_000_000 },
+        ];
+        growth::HeapSummary {
+            source: format!("gc {i}"),
+            time_ms: Some(1_000_000 + 10_000 * i as u64),
+            gc_count: Some(i as u64),
+            total_bytes: classes.iter().map(|c| c.bytes).sum(),
+            total_instances: classes.iter().map(|c| c.instances).sum(),
+            classes,
+            ..Default::default()
+        }
+    };
+    runstore::Run {
+        meta: [("interval".to_string(), "1048576".to_string()), ("walk_every_ms".into(), "60000".into())].into(),
+        samples: (0..n).map(summary).collect(),
+        clean: (0..n).map(|i| i < clean).collect(),
+        events: vec!["heap walk skipped: predicted pause 1.01 s exceeds max_pause 1.00 s".into()],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_run_whose_walks_stopped_early_is_ranked_on_all_its_snapshots() {
+    // Tomcat's case (issue 17): walks ran while the heap was small, then were skipped for
+    // their predicted pause while sessions piled up. The walk-checked snapshots alone show
+    // nothing growing; the run as a whole does.
+    let grows_late = |i: usize| if i < 8 { 4_000_000 } else { 4_000_000 + (i as u64 - 8) * 8_000_000 };
+    let run = sampled_run(40, 8, grows_late);
+    let r = app::series::run_report(&run, &growth::Options::default(), &[]);
+    assert_eq!(r.candidates.first().map(|c| c.class.as_str()), Some("Session"), "{:?}", r.notes);
+    assert!(r.notes.iter().any(|n| n.contains("walk-checked snapshots end 5 min 20 s before")), "{:?}", r.notes);
+    assert!(r.notes.iter().any(|n| n.contains("1 skipped or stopped") && n.contains("max_pause")), "{:?}", r.notes);
+    // Walks that kept up: the walk-checked series is the one ranked, and a steady one is
+    // judged (not "not enough data").
+    let steady = sampled_run(40, 40, |_| 4_000_000);
+    let r = app::series::run_report(&steady, &growth::Options::default(), &[]);
+    assert!(r.candidates.is_empty() && r.not_enough_data.is_none(), "{:?}", r.candidates);
+}
+
+#[test]
+fn a_run_too_short_to_judge_says_so_instead_of_no_leak() {
+    let run = sampled_run(2, 2, |i| 4_000_000 * (i as u64 + 1));
+    let r = app::series::run_report(&run, &growth::Options::default(), &[]);
+    assert!(r.candidates.is_empty());
+    let why = r.not_enough_data.as_deref().expect("not enough data");
+    assert!(why.contains("2 heaps"), "{why}");
+}
+
+#[test]
+fn top_rates_allocation_over_a_second_not_over_a_walks_instant() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.db");
+    let mut store = runstore::Store::create(&path, &[("pid", "1".into())]).unwrap();
+    let session =
+        |allocated_bytes| runstore::SampledClass { name: "Session".into(), instances: 10, bytes: 640, allocated_bytes };
+    store.write_sample(1_000, 1, false, &[session(0)], &[]).unwrap();
+    store.write_sample(3_000, 2, false, &[session(4_000_000)], &[]).unwrap();
+    // A walk's snapshot 5 ms later: nothing allocated in between.
+    store.write_sample(3_005, 2, true, &[session(4_000_000)], &[]).unwrap();
+    drop(store);
+    let v = app::live::top_view(&path).unwrap();
+    let c = v.classes.iter().find(|c| c.name == "Session").unwrap();
+    // 4 MB over the 2.005 s since the sample at 1 s.
+    assert_eq!(c.allocated_bytes_per_s, 4_000_000 * 1000 / 2005);
+}

@@ -75,6 +75,7 @@ pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> re
         loader_leaks: structures::loader_leaks(summaries, o.ratio.min_phases),
         explained: explain.iter().map(|name| explanation(&series, name, o)).collect(),
         notes: notes(summaries.len(), series.at.is_some(), o),
+        not_enough_data: too_few(summaries.len(), o),
         expected_dead: None,
     }
 }
@@ -203,15 +204,20 @@ fn notes(heaps: usize, uneven: bool, o: &Options) -> Vec<String> {
     if uneven {
         out.push("the heaps were taken at uneven times: trends are judged per unit of time, not per heap".into());
     }
+    out.extend(too_few(heaps, o));
+    out
+}
+
+/// Why `heaps` heaps are too few to judge growth, if they are.
+fn too_few(heaps: usize, o: &Options) -> Option<String> {
     let needed = o.ratio.min_phases as usize + 1;
-    if heaps < needed {
-        out.push(format!(
+    (heaps < needed).then(|| {
+        format!(
             "{}: a class must grow over {} intervals after it first appears, so at least {needed} heaps are needed",
             report::count(heaps as u64, "heap"),
             o.ratio.min_phases
-        ));
-    }
-    out
+        )
+    })
 }
 
 /// Per-class and per-edge deltas from `old` to `new`, biggest changes first.

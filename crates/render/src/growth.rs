@@ -21,8 +21,14 @@ impl crate::TextWith<usize> for GrowthReport {
             r.min_phases,
             human_bytes(r.min_growth_bytes)
         );
-        if self.candidates.is_empty() {
-            let _ = writeln!(o, "No growing class: nothing is a leak candidate.");
+        match (&self.not_enough_data, self.candidates.is_empty()) {
+            (Some(why), true) => {
+                let _ = writeln!(o, "Not enough data yet to judge growth: {why}.");
+            }
+            (None, true) => {
+                let _ = writeln!(o, "No growing class: nothing is a leak candidate.");
+            }
+            _ => {}
         }
         for l in &self.loader_leaks {
             loader_leak_text(&mut o, l);

@@ -183,6 +183,8 @@ fn growth_section(g: &GrowthReport) -> Markup {
                     span.mono { (f.members.first().map_or("", |m| m.class.as_str())) }
                     " piles up (grew " (human_bytes(f.growth_bytes)) ")."
                 }
+            } @else if let (Some(why), true) = (&g.not_enough_data, leaders.is_empty()) {
+                p.verdict { "Not enough data yet to judge growth: " (why) "." }
             } @else if leaders.is_empty() {
                 p.verdict.ok { "No growing data structure found over " (heaps) " heaps." }
             } @else {

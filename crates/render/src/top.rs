@@ -32,8 +32,14 @@ impl crate::TextWith<usize> for TopView {
             );
         }
         let _ = writeln!(o);
-        if self.candidates.is_empty() {
-            let _ = writeln!(o, "no class keeps growing");
+        match (&self.not_enough_data, self.candidates.is_empty()) {
+            (Some(why), true) => {
+                let _ = writeln!(o, "not enough data yet to judge growth: {why}");
+            }
+            (None, true) => {
+                let _ = writeln!(o, "no class keeps growing");
+            }
+            _ => {}
         }
         for c in &self.candidates {
             let held = c.held_by.as_ref().map(|h| format!(", held by {h}")).unwrap_or_default();

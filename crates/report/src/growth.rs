@@ -222,6 +222,10 @@ pub struct GrowthReport {
     pub explained: Vec<Explanation>,
     /// Caveats about the input (allocation sites unknown, too few heaps, ...).
     pub notes: Vec<String>,
+    /// Why the series cannot be judged yet (too few heaps, a run too short), when it cannot:
+    /// then no candidate is not a verdict of "no leak".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_enough_data: Option<String>,
     /// Objects declared dead with `LeakScope.expectDead` (agent runs only).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub expected_dead: Option<crate::expect::ExpectationsReport>,

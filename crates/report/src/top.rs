@@ -56,4 +56,7 @@ pub struct TopView {
     pub classes: Vec<TopClass>,
     /// Current candidates, most likely leak first.
     pub candidates: Vec<TopCandidate>,
+    /// Why growth cannot be judged yet, when it cannot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_enough_data: Option<String>,
 }

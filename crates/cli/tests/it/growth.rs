@@ -283,3 +283,17 @@ fn real_applications_under_steady_load_are_not_leaks() {
         assert!(report["snapshots"][0]["total_bytes"].as_u64().unwrap() > 4 << 20, "{app} did real work");
     }
 }
+
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/demo-jdk17.hprof");
+
+#[test]
+fn two_heaps_are_not_enough_to_say_no_leak() {
+    let out = leakscope(&["growth", "--quiet", DEMO, DEMO]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Not enough data yet to judge growth: 2 heaps"), "{text}");
+    assert!(!text.contains("No growing class"), "{text}");
+    let out = leakscope(&["growth", "--quiet", "--json", DEMO, DEMO]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc["not_enough_data"].as_str().unwrap().contains("at least 3 heaps"), "{doc}");
+}
