@@ -21,14 +21,8 @@ impl crate::TextWith<usize> for GrowthReport {
             r.min_phases,
             human_bytes(r.min_growth_bytes)
         );
-        match (&self.not_enough_data, self.candidates.is_empty()) {
-            (Some(why), true) => {
-                let _ = writeln!(o, "Not enough data yet to judge growth: {why}.");
-            }
-            (None, true) => {
-                let _ = writeln!(o, "No growing class: nothing is a leak candidate.");
-            }
-            _ => {}
+        if self.candidates.is_empty() {
+            let _ = writeln!(o, "{}.", crate::no_candidate(self.not_enough_data.as_deref()));
         }
         for l in &self.loader_leaks {
             loader_leak_text(&mut o, l);

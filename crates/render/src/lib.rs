@@ -28,6 +28,14 @@ fn site(s: &report::AllocationSite) -> String {
     )
 }
 
+/// What an empty candidate list means: no growth, or no verdict yet (`why` there is none).
+fn no_candidate(why: Option<&str>) -> String {
+    match why {
+        Some(why) => format!("Not enough data yet to judge growth: {why}"),
+        None => "No growing class: nothing is a leak candidate".into(),
+    }
+}
+
 /// A model as text for people.
 pub trait Text {
     /// The text, lines ending in newlines.

@@ -32,14 +32,8 @@ impl crate::TextWith<usize> for TopView {
             );
         }
         let _ = writeln!(o);
-        match (&self.not_enough_data, self.candidates.is_empty()) {
-            (Some(why), true) => {
-                let _ = writeln!(o, "not enough data yet to judge growth: {why}");
-            }
-            (None, true) => {
-                let _ = writeln!(o, "no class keeps growing");
-            }
-            _ => {}
+        if self.candidates.is_empty() {
+            let _ = writeln!(o, "{}", crate::no_candidate(self.not_enough_data.as_deref()));
         }
         for c in &self.candidates {
             let held = c.held_by.as_ref().map(|h| format!(", held by {h}")).unwrap_or_default();
