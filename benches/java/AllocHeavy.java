@@ -4,7 +4,10 @@ import java.util.*;
  * An allocation-heavy workload with a large, churning live set: the program the agent's
  * overhead is measured on. A fixed amount of work; prints its own elapsed time.
  *
- * Usage: java AllocHeavy LIVE_OBJECTS ROUNDS
+ * Usage: java AllocHeavy LIVE_OBJECTS ROUNDS [STACK_DEPTH]
+ *
+ * With STACK_DEPTH, the work runs that many calls deep, as a request handler runs below a
+ * server's frames (Tomcat's are 40 to 60 deep): what a sampled allocation's stack costs.
  */
 public class AllocHeavy {
     static final class Item {
@@ -17,6 +20,15 @@ public class AllocHeavy {
     public static void main(String[] args) {
         int live = Integer.parseInt(args[0]);
         int rounds = Integer.parseInt(args[1]);
+        int depth = args.length > 2 ? Integer.parseInt(args[2]) : 0;
+        System.out.println(nested(depth, live, rounds));
+    }
+
+    static String nested(int depth, int live, int rounds) {
+        return depth <= 0 ? work(live, rounds) : nested(depth - 1, live, rounds);
+    }
+
+    static String work(int live, int rounds) {
         long start = System.nanoTime();
         Random rnd = new Random(7);
         Item[] table = new Item[live];
@@ -36,6 +48,6 @@ public class AllocHeavy {
                 checksum += s.hashCode() + new int[8 + (i & 31)].length;
             }
         }
-        System.out.println("elapsed_ms " + (System.nanoTime() - start) / 1_000_000 + " checksum " + checksum);
+        return "elapsed_ms " + (System.nanoTime() - start) / 1_000_000 + " checksum " + checksum;
     }
 }

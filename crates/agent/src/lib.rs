@@ -68,6 +68,10 @@ struct Agent {
     hooked: Mutex<Vec<String>>,
     classes: classes::Classes,
     gc_count: AtomicU64,
+    /// Sampled allocations recorded, and the CPU nanoseconds their callbacks took (what a deeper
+    /// stack costs, measured where it is spent).
+    samples_taken: AtomicU64,
+    sampling_ns: AtomicU64,
     disabled: AtomicBool,
     why_disabled: Mutex<Option<String>>,
     stop: AtomicBool,
@@ -204,6 +208,8 @@ fn load(vm: Vm, text: &str, live: bool) -> Jint {
         hooked: Mutex::new(Vec::new()),
         classes: classes::Classes::default(),
         gc_count: AtomicU64::new(0),
+        samples_taken: AtomicU64::new(0),
+        sampling_ns: AtomicU64::new(0),
         disabled: AtomicBool::new(false),
         why_disabled: Mutex::new(None),
         stop: AtomicBool::new(false),

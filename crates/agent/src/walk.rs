@@ -495,7 +495,11 @@ fn track_holders(
         let mut new_tag = None;
         if let Held::Instance(c, _) = held {
             if referrer_tag & HOLDER_BIT != 0 {
-                held = Held::Instance(c, Some(referrer_tag as u32));
+                // A holder at this level or below is held by this object (a Tomcat session
+                // holds its manager, which holds the session map): a cycle, not a way out, so
+                // it names a class and the chain does not follow it.
+                let referrer_level = (referrer_tag >> 32) & 0xF;
+                held = Held::Instance(c, (referrer_level > level).then_some(referrer_tag as u32));
             } else if referrer_tag == 0 && level < MAX_LEVEL {
                 let link = Link {
                     watched: None,

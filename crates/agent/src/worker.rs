@@ -9,7 +9,7 @@ use growth::{ClassVolume, HeapSummary};
 use crate::classes::REFERENCE;
 use crate::jvmti::{Jint, Jni};
 use crate::{disable, events_off, events_on, Agent, AGENT};
-use runstore::{SampledClass, Store};
+use runstore::{Checked, SampledClass, Store};
 
 /// Sampled snapshots the online ranking looks at.
 const RECENT: usize = 64;
@@ -20,11 +20,17 @@ const FIRST_NS_PER_OBJECT: f64 = 115.0;
 /// Sampled snapshots are recorded at least this often even without collections (ZGC posts
 /// no collection events; an idle JVM collects rarely).
 const IDLE_PERIOD: Duration = Duration::from_secs(10);
-/// Walks taken whenever the budget allows, before any candidate: their exact snapshots are
-/// the clean series the ranking prefers.
-const FIRST_WALKS: u64 = 4;
-/// A walk predicted to exceed max_pause is still tried this often (it stops at max_pause).
-const RETRY_AFTER: Duration = Duration::from_secs(600);
+/// Walks taken whenever the budget allows, before any candidate: a walk-checked start of
+/// the series the ranking prefers, and two walks whose edges can be growth-tested.
+const FIRST_WALKS: u64 = 2;
+/// The walk budget is a share of the time since this long before the agent started: the
+/// first walks, while the heap is still small and cheap to walk, need not wait for the share
+/// of a minute to build up (a leaking service grew to 311 MB in its first minute, without one).
+const BUDGET_HEAD_START: Duration = Duration::from_secs(60);
+/// A walk predicted to stop the JVM more than this many times `max_pause` is not tried;
+/// below it, it is tried (at most once per `walk_every`) since the prediction from sampled
+/// objects also counts dead ones a walk never visits, and a walk stops at `max_pause` anyway.
+const TRY_ABOVE_PREDICTION: f64 = 2.0;
 /// Sites recorded per sampled snapshot, most live bytes first.
 const MAX_SITES: usize = 500;
 
@@ -40,10 +46,12 @@ struct Worker<'a> {
     referent_index: Option<Jint>,
     holders: crate::walk::Holders,
     known_sites: usize,
-    recent: Vec<HeapSummary>,
+    /// The last sampled snapshots and what checked each.
+    recent: Vec<(HeapSummary, Checked)>,
     candidates: Vec<String>,
     walks: u64,
     walk_spent: Duration,
+    /// When the last walk ended, the objects it reached, and their bytes.
     last_walk: Option<(Instant, u64, f64)>,
     ns_per_object: f64,
     last_skip_note: Option<Instant>,
@@ -182,10 +190,12 @@ impl<'a> Worker<'a> {
             }
             let gc = self.a.gc_count.load(Ordering::Acquire);
             let since = last_sample.elapsed();
-            if (gc != seen_gc && since >= self.a.opts.period) || since >= IDLE_PERIOD.max(self.a.opts.period) {
+            let collected = gc != seen_gc;
+            if (collected && since >= self.a.opts.period) || since >= IDLE_PERIOD.max(self.a.opts.period) {
                 seen_gc = gc;
                 last_sample = Instant::now();
-                if let Err(e) = self.tick(gc) {
+                let checked = if collected { Checked::Collection } else { Checked::Nothing };
+                if let Err(e) = self.tick(gc, checked) {
                     disable(e);
                     return;
                 }
@@ -201,26 +211,34 @@ impl<'a> Worker<'a> {
             return;
         }
         // The last snapshot at exit: what the program held when it ended.
-        let _ = self.record_sample(a.gc_count.load(Ordering::Acquire), false);
+        let _ = self.record_sample(a.gc_count.load(Ordering::Acquire), Checked::Nothing);
         let _ = self.write_watched(false);
         let _ = self.store.set_meta("ended_ms", &now_ms().to_string());
         let _ = self.store.set_meta("live_samples", &a.sampler.live_samples().to_string());
+        let _ = self.store.set_meta("samples_taken", &a.samples_taken.load(Ordering::Relaxed).to_string());
+        let _ = self.store.set_meta("sampling_ns", &a.sampling_ns.load(Ordering::Relaxed).to_string());
         let _ = self.store.set_meta("walks", &self.walks.to_string());
         let _ = self.store.set_meta("status", "ended");
     }
 
-    fn tick(&mut self, gc: u64) -> Result<(), String> {
-        self.record_sample(gc, false)?;
+    fn tick(&mut self, gc: u64, checked: Checked) -> Result<(), String> {
+        self.record_sample(gc, checked)?;
         self.write_watched(false)?;
         if self.a.opts.walks && self.maybe_walk(gc)? {
             // Right after a walk the samples it did not reach are out: an exact snapshot.
-            self.record_sample(gc, true)?;
+            self.record_sample(gc, Checked::Walk)?;
         }
         Ok(())
     }
 
-    fn record_sample(&mut self, gc: u64, clean: bool) -> Result<(), String> {
+    fn record_sample(&mut self, gc: u64, checked: Checked) -> Result<(), String> {
         let a = self.a;
+        if checked == Checked::Collection && a.object_free {
+            // The collector's frees are posted later, from the VM's service thread; enabling
+            // ObjectFree (already on) posts the pending ones now, on this thread, so that the
+            // snapshot counts only what the collection kept (JDK 17+, JDK-8212879).
+            let _ = a.env.set_event(true, crate::jvmti::event::OBJECT_FREE);
+        }
         a.sampler.drain_freed();
         if a.expectations.drain_freed() {
             self.write_expectations()?;
@@ -251,27 +269,39 @@ impl<'a> Worker<'a> {
         sites.sort_by_key(|s| std::cmp::Reverse(s.1));
         sites.truncate(MAX_SITES);
         let time = now_ms();
-        self.store.write_sample(time, gc, clean, &classes, &sites).map_err(|e| e.to_string())?;
+        self.store.write_sample(time, gc, checked, &classes, &sites).map_err(|e| e.to_string())?;
         let live: Vec<ClassVolume> = classes
             .iter()
             .filter(|c| c.bytes > 0)
             .map(|c| ClassVolume { name: c.name.clone(), instances: c.instances, bytes: c.bytes })
             .collect();
-        self.recent.push(HeapSummary {
-            source: format!("gc {gc}"),
-            time_ms: Some(time),
-            gc_count: Some(gc),
-            total_bytes: live.iter().map(|c| c.bytes).sum(),
-            total_instances: live.iter().map(|c| c.instances).sum(),
-            classes: live,
-            edges: Vec::new(),
-            ..Default::default()
-        });
+        self.recent.push((
+            HeapSummary {
+                source: format!("gc {gc}"),
+                time_ms: Some(time),
+                gc_count: Some(gc),
+                total_bytes: live.iter().map(|c| c.bytes).sum(),
+                total_instances: live.iter().map(|c| c.instances).sum(),
+                classes: live,
+                edges: Vec::new(),
+                ..Default::default()
+            },
+            checked,
+        ));
         if self.recent.len() > RECENT {
             self.recent.remove(0);
         }
         let opts = growth::Options::default().for_samples(u64::from(a.opts.interval));
-        self.candidates = growth::analyze(&self.recent, &opts, &[]).candidates.into_iter().map(|c| c.class).collect();
+        // As the run report ranks: on snapshots a collection or a walk checked when there are
+        // enough, so that a collector's sawtooth does not trigger walks.
+        let checked: Vec<HeapSummary> =
+            self.recent.iter().filter(|(_, c)| *c >= Checked::Collection).map(|(s, _)| s.clone()).collect();
+        let series = if checked.len() >= opts.ratio.min_phases as usize + 2 {
+            checked
+        } else {
+            self.recent.iter().map(|(s, _)| s.clone()).collect()
+        };
+        self.candidates = growth::analyze(&series, &opts, &[]).candidates.into_iter().map(|c| c.class).collect();
         Ok(())
     }
 
@@ -305,9 +335,13 @@ impl<'a> Worker<'a> {
     /// whether it walked.
     fn maybe_walk(&mut self, gc: u64) -> Result<bool, String> {
         let a = self.a;
-        let live_bytes = self.recent.last().map_or(0, |s| s.total_bytes) as f64;
-        // Sampled live objects count dead ones not yet collected too: a prediction on the safe side.
-        let live_objects = self.recent.last().map_or(0, |s| s.total_instances) as f64;
+        // The newest snapshot a collection or walk checked: between collections the samples
+        // also count the garbage since the last one (a steady Tomcat's 6 MiB read 250 MiB),
+        // which would predict pauses that never come. Even so, sampled live objects count
+        // some dead ones: a prediction on the safe side.
+        let newest = self.recent.iter().rev().find(|s| s.1 >= Checked::Collection).or(self.recent.last());
+        let live_bytes = newest.map_or(0, |s| s.0.total_bytes) as f64;
+        let live_objects = newest.map_or(0, |s| s.0.total_instances) as f64;
         let objects = match self.last_walk {
             Some((_, objects, live_then)) if live_then > 0.0 => {
                 objects as f64 * (live_bytes / live_then).clamp(0.25, 4.0)
@@ -322,11 +356,13 @@ impl<'a> Worker<'a> {
             return Ok(false);
         }
         // A walk stops at max_pause, so trying costs at most that: the first try happens
-        // whatever the prediction (sampled counts include garbage a walk never visits), and a
-        // try every RETRY_AFTER keeps a stale prediction from ruling walks out forever.
-        let may_try = self.last_try.is_none_or(|t| t.elapsed() >= RETRY_AFTER);
-        if predicted > a.opts.max_pause && !may_try {
-            if self.last_skip_note.is_none_or(|t| t.elapsed() >= Duration::from_secs(600)) {
+        // whatever the prediction, and a walk predicted somewhat over max_pause is tried again
+        // once per walk_every (later, not never) while the budget allows.
+        let first = self.last_try.is_none();
+        let may_retry = self.last_try.is_none_or(|t| t.elapsed() >= a.opts.walk_every)
+            && predicted.as_secs_f64() <= a.opts.max_pause.as_secs_f64() * TRY_ABOVE_PREDICTION;
+        if predicted > a.opts.max_pause && !first && !may_retry {
+            if self.last_skip_note.is_none_or(|t| t.elapsed() >= a.opts.walk_every) {
                 self.last_skip_note = Some(Instant::now());
                 let msg = format!(
                     "heap walk skipped: predicted pause {:.2} s exceeds max_pause {:.2} s; candidates are still ranked from samples (raise max_pause to get slices)",
@@ -337,7 +373,7 @@ impl<'a> Worker<'a> {
             }
             return Ok(false);
         }
-        let allowed = a.started.elapsed().as_secs_f64() * a.opts.budget_percent / 100.0;
+        let allowed = (a.started.elapsed() + BUDGET_HEAD_START).as_secs_f64() * a.opts.budget_percent / 100.0;
         if (self.walk_spent + predicted.min(a.opts.max_pause)).as_secs_f64() > allowed {
             return Ok(false);
         }
@@ -392,7 +428,7 @@ impl<'a> Worker<'a> {
         if summary.total_instances > 0 {
             self.ns_per_object = walk.pause.as_nanos() as f64 / summary.total_instances as f64;
         }
-        self.last_walk = Some((Instant::now(), summary.total_instances, live_bytes));
+        self.last_walk = Some((Instant::now(), summary.total_instances, summary.total_bytes as f64));
         self.store.write_walk(&summary, walk.pause.as_secs_f64() * 1000.0, &walk.holders).map_err(|e| e.to_string())?;
         if !a.expectations.is_empty() {
             a.expectations.drain_freed();

@@ -10,6 +10,8 @@ pub fn top_view(path: &Path) -> Result<report::TopView> {
     let run = crate::series::read_run(path)?;
     let growth = crate::series::run_report(&run, &growth::Options::default(), &[]);
     let last = run.samples.last();
+    let interval = crate::series::sampling_interval(&run);
+    let live = crate::series::live_snapshot(&run);
     // The rate over at least a second: a walk's snapshot follows the sample before it within
     // milliseconds, and the two allocated totals are the same (issue 17: "alloc/s 0 B").
     let time = |i: usize| run.samples[i].time_ms.unwrap_or(0);
@@ -20,7 +22,7 @@ pub fn top_view(path: &Path) -> Result<report::TopView> {
         }
         _ => (None, 0),
     };
-    let mut classes: Vec<report::TopClass> = last
+    let mut classes: Vec<report::TopClass> = live
         .map(|s| {
             s.classes
                 .iter()
@@ -31,6 +33,7 @@ pub fn top_view(path: &Path) -> Result<report::TopView> {
                     report::TopClass {
                         name: c.name.clone(),
                         live_bytes: c.bytes,
+                        live_error_bytes: growth::sampling_error(c.bytes, interval),
                         live_instances: c.instances,
                         allocated_bytes: allocated,
                         allocated_bytes_per_s: per_s,
@@ -64,7 +67,10 @@ pub fn top_view(path: &Path) -> Result<report::TopView> {
         command: run.meta.get("command").cloned().unwrap_or_default(),
         gc_count: last.and_then(|s| s.gc_count).unwrap_or(0),
         time_ms: last.and_then(|s| s.time_ms).unwrap_or(0),
-        live_bytes: last.map_or(0, |s| s.total_bytes),
+        live_bytes: live.map_or(0, |s| s.total_bytes),
+        live_error_bytes: growth::sampling_error(live.map_or(0, |s| s.total_bytes), interval),
+        live_source: live.map(|s| s.source.clone()).unwrap_or_default(),
+        live_time_ms: live.and_then(|s| s.time_ms).unwrap_or(0),
         walks: run.walks.len(),
         longest_pause_ms: run.pauses_ms.iter().copied().fold(0.0, f64::max),
         status: run.meta.get("status").cloned().unwrap_or_else(|| "running".into()),

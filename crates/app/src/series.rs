@@ -168,6 +168,87 @@ fn walk_account(run: &runstore::Run) -> String {
     out
 }
 
+/// The sampled snapshots a run is ranked on, and a note when they are not the walk-checked
+/// ones. A sampled estimate counts an object until the collector reports it freed, so it
+/// also counts what died since the last collection (a sawtooth that looks like growth), and
+/// what died in a generation that collection did not visit. Snapshots right after a walk
+/// count only what the walk reached; those right after a collection, only what it kept.
+/// The best checked series with enough snapshots for `opts` that reaches the run's end is used.
+pub fn ranked_snapshots(run: &runstore::Run, opts: &growth::Options) -> (Vec<growth::HeapSummary>, Option<String>) {
+    use runstore::Checked;
+    let needed = opts.ratio.min_phases as usize + 2;
+    let at_least = |level: Checked| -> Vec<growth::HeapSummary> { checked_at_least(run, level).cloned().collect() };
+    let gap = |series: &[growth::HeapSummary]| gap_to_end(run, series.last());
+    let usable = |series: &[growth::HeapSummary]| series.len() >= needed && reaches_end(run, series.last());
+    let walked = at_least(Checked::Walk);
+    if usable(&walked) {
+        return (walked, None);
+    }
+    let why_not_walks = if walked.len() >= needed {
+        format!(
+            "the walk-checked snapshots end {} before the last sampled one (later walks were skipped or stopped)",
+            report::human_ms(gap(&walked))
+        )
+    } else {
+        format!(
+            "only {} walk-checked (fewer than {needed}; allow more walks with --budget or --max-pause)",
+            report::count(walked.len() as u64, "snapshot")
+        )
+    };
+    let collected = at_least(Checked::Collection);
+    if usable(&collected) {
+        let note = format!(
+            "{why_not_walks}: ranked on the {} snapshots sampled right after collections, which may still count dead objects in generations those collections did not visit",
+            collected.len()
+        );
+        return (collected, Some(note));
+    }
+    let note = (!run.samples.is_empty()).then(|| {
+        format!(
+            "{why_not_walks}, and too few sampled right after collections: ranked on all sampled snapshots, which also count dead objects not yet collected"
+        )
+    });
+    (run.samples.clone(), note)
+}
+
+/// The sampled snapshots checked at least at `level`, oldest first.
+fn checked_at_least(run: &runstore::Run, level: runstore::Checked) -> impl Iterator<Item = &growth::HeapSummary> {
+    run.samples.iter().zip(&run.checked).filter(move |(_, &c)| c >= level).map(|(s, _)| s)
+}
+
+/// How long before the run's last sampled snapshot `last` was taken, milliseconds.
+fn gap_to_end(run: &runstore::Run, last: Option<&growth::HeapSummary>) -> u64 {
+    let time = |s: Option<&growth::HeapSummary>| s.and_then(|s| s.time_ms).unwrap_or(0);
+    time(run.samples.last()).saturating_sub(time(last))
+}
+
+/// Whether a checked series whose newest snapshot is `last` still speaks for the end of the
+/// run. Walks (and collections) come at least every walk_every while the budget allows, so a
+/// gap of more than two of those (and a sampling period) after the last checked snapshot
+/// means they stopped: a leak that grew afterwards would be missed (a Tomcat run whose later
+/// walks were skipped for their pause was called "no leak" so).
+fn reaches_end(run: &runstore::Run, last: Option<&growth::HeapSummary>) -> bool {
+    // Stores written before walk_every was recorded had 60 s.
+    let walk_every = run.meta.get("walk_every_ms").and_then(|w| w.parse::<u64>().ok()).unwrap_or(60_000);
+    last.is_some() && gap_to_end(run, last) <= 2 * walk_every + 10_000
+}
+
+/// The snapshot whose sampled volumes best estimate what is live now: the newest walk-checked
+/// one, else the newest taken right after a collection, if it still speaks for the end of the
+/// run (see [`reaches_end`]); else the newest. `top` shows it, with its sampling error.
+pub fn live_snapshot(run: &runstore::Run) -> Option<&growth::HeapSummary> {
+    [runstore::Checked::Walk, runstore::Checked::Collection]
+        .into_iter()
+        .filter_map(|level| checked_at_least(run, level).last())
+        .find(|s| reaches_end(run, Some(s)))
+        .or(run.samples.last())
+}
+
+/// The agent's mean sampling interval in bytes (0 when the store does not say).
+pub fn sampling_interval(run: &runstore::Run) -> u64 {
+    run.meta.get("interval").and_then(|i| i.parse::<u64>().ok()).unwrap_or(0)
+}
+
 /// Reads an agent's run store, [`RUN_SAMPLES`] sampled snapshots evenly spaced.
 pub fn read_run(path: &Path) -> Result<runstore::Run> {
     Ok(runstore::read(path, RUN_SAMPLES)?)
@@ -176,38 +257,13 @@ pub fn read_run(path: &Path) -> Result<runstore::Run> {
 /// The growth report of an agent's run: candidates from the sampled snapshots, slices from
 /// the walks, allocation sites from the samples, and what became of the objects declared dead.
 pub fn run_report(run: &runstore::Run, opts: &growth::Options, explain: &[String]) -> report::GrowthReport {
-    // Snapshots right after a walk count only objects the walk reached; the others also
-    // count dead objects the collector has not freed yet (old-generation garbage), which
-    // comes and goes in long waves. Rank on the first when there are enough of them.
-    let interval = run.meta.get("interval").and_then(|i| i.parse::<u64>().ok()).unwrap_or(0);
-    let opts = &opts.for_samples(interval);
-    let needed = opts.ratio.min_phases as usize + 2;
-    let clean: Vec<growth::HeapSummary> =
-        run.samples.iter().zip(&run.clean).filter(|(_, &c)| c).map(|(s, _)| s.clone()).collect();
-    // Walk-checked snapshots that stop early (later walks skipped for their pause) would rank
-    // a heap as it was then: a leak that grew afterwards would be missed.
-    // Walks come at least every walk_every while the budget allows, so a gap of more than two
-    // of those (and a sampling period) after the last one means walks stopped.
-    let walk_every = run.meta.get("walk_every_ms").and_then(|w| w.parse::<u64>().ok()).unwrap_or(60_000);
-    let time = |s: Option<&growth::HeapSummary>| s.and_then(|s| s.time_ms).unwrap_or(0);
-    let gap = time(run.samples.last()).saturating_sub(time(clean.last()));
-    let reaches_end = gap <= 2 * walk_every + 10_000;
-    let use_clean = clean.len() >= needed && reaches_end;
-    let series = if use_clean { &clean[..] } else { &run.samples[..] };
-    let mut report = growth::analyze_run(series, &run.walks, &run.holders, opts, explain);
-    if !use_clean && !run.samples.is_empty() {
-        report.notes.push(if clean.len() >= needed {
-            format!(
-                "the walk-checked snapshots end {} before the last sampled one (later walks were skipped or stopped): ranked on all sampled snapshots, which also count dead objects not yet collected",
-                report::human_ms(gap)
-            )
-        } else {
-            format!(
-                "only {} walk-checked snapshots (fewer than {needed}): ranked on all sampled snapshots, which also count dead objects not yet collected; allow more walks with --budget or --max-pause",
-                clean.len()
-            )
-        });
-    }
+    let opts = &growth::Options {
+        min_span_ms: opts.min_span_ms.or(Some(growth::RUN_MIN_SPAN_MS)),
+        ..opts.for_samples(sampling_interval(run))
+    };
+    let (series, note) = ranked_snapshots(run, opts);
+    let mut report = growth::analyze_run(&series, &run.walks, &run.holders, opts, explain);
+    report.notes.extend(note);
     report.notes.push(walk_account(run));
     for c in &mut report.candidates {
         c.allocation_sites = run
@@ -217,6 +273,7 @@ pub fn run_report(run: &runstore::Run, opts: &growth::Options, explain: &[String
             .take(3)
             .map(|s| report::AllocationSite {
                 frames: s.frames.clone(),
+                application_frame: growth::structures::application_frame(&s.frames),
                 live_bytes: s.live_bytes,
                 allocated_bytes: s.allocated_bytes,
             })

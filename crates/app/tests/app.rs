@@ -7,6 +7,7 @@ use app::inputs::{self, InputKind};
 use app::series::{growth_of_series, SeriesRequest};
 use app::{Error, ReadSettings};
 use graph::NoProgress;
+use runstore::Checked;
 
 fn demo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/demo-jdk17.hprof")
@@ -110,9 +111,9 @@ fn expectations_of_a_run_say_which_are_still_reachable() {
     assert_eq!(r.reachable[0].declared_ms_ago, 3_000);
 }
 
-/// A run store in memory: one sampled snapshot every 10 s with `Session` at `bytes(i)`, the
-/// first `clean` of them walk-checked, and `Filler` steady.
-fn sampled_run(n: usize, clean: usize, bytes: impl Fn(usize) -> u64) -> runstore::Run {
+/// A run store in memory: one sampled snapshot every 10 s with `Session` at `bytes(i)`,
+/// checked by `checked(i)`, and `Filler` steady.
+fn sampled_run(n: usize, checked: impl Fn(usize) -> Checked, bytes: impl Fn(usize) -> u64) -> runstore::Run {
     let summary = |i: usize| {
         let classes = vec![
             growth::ClassVolume { name: "Session".into(), instances: bytes(i) / 64, bytes: bytes(i) },
@@ -131,7 +132,7 @@ fn sampled_run(n: usize, clean: usize, bytes: impl Fn(usize) -> u64) -> runstore
     runstore::Run {
         meta: [("interval".to_string(), "1048576".to_string()), ("walk_every_ms".into(), "60000".into())].into(),
         samples: (0..n).map(summary).collect(),
-        clean: (0..n).map(|i| i < clean).collect(),
+        checked: (0..n).map(checked).collect(),
         events: vec!["heap walk skipped: predicted pause 1.01 s exceeds max_pause 1.00 s".into()],
         ..Default::default()
     }
@@ -143,21 +144,53 @@ fn a_run_whose_walks_stopped_early_is_ranked_on_all_its_snapshots() {
     // their predicted pause while sessions piled up. The walk-checked snapshots alone show
     // nothing growing; the run as a whole does.
     let grows_late = |i: usize| if i < 8 { 4_000_000 } else { 4_000_000 + (i as u64 - 8) * 8_000_000 };
-    let run = sampled_run(40, 8, grows_late);
+    let run = sampled_run(40, |i| if i < 8 { Checked::Walk } else { Checked::Nothing }, grows_late);
     let r = app::series::run_report(&run, &growth::Options::default(), &[]);
     assert_eq!(r.candidates.first().map(|c| c.class.as_str()), Some("Session"), "{:?}", r.notes);
     assert!(r.notes.iter().any(|n| n.contains("walk-checked snapshots end 5 min 20 s before")), "{:?}", r.notes);
     assert!(r.notes.iter().any(|n| n.contains("1 skipped or stopped") && n.contains("max_pause")), "{:?}", r.notes);
     // Walks that kept up: the walk-checked series is the one ranked, and a steady one is
     // judged (not "not enough data").
-    let steady = sampled_run(40, 40, |_| 4_000_000);
+    let steady = sampled_run(40, |_| Checked::Walk, |_| 4_000_000);
     let r = app::series::run_report(&steady, &growth::Options::default(), &[]);
     assert!(r.candidates.is_empty() && r.not_enough_data.is_none(), "{:?}", r.candidates);
 }
 
 #[test]
+fn a_collectors_sawtooth_is_not_growth_when_snapshots_after_collections_exist() {
+    // Tomcat under steady load (issue 17): samples taken between collections also count the
+    // garbage since the last one, which rises and falls; those right after a collection do
+    // not. A collection every tenth snapshot (a large young generation under light load);
+    // between them the garbage piles up, and the run ends before the next collection.
+    let garbage = |i: usize| 4_000_000 + (i % 10) as u64 * 8_000_000;
+    let after = |i: usize| if i.is_multiple_of(10) { Checked::Collection } else { Checked::Nothing };
+    let r = app::series::run_report(&sampled_run(60, after, garbage), &growth::Options::default(), &[]);
+    assert!(r.candidates.is_empty(), "{:?} {:?}", r.candidates.iter().map(|c| &c.class).collect::<Vec<_>>(), r.notes);
+    assert!(
+        r.notes.iter().any(|n| n.contains("ranked on the 6 snapshots sampled right after collections")),
+        "{:?}",
+        r.notes
+    );
+    assert_eq!(r.snapshots.len(), 6, "only the snapshots after collections are ranked");
+}
+
+#[test]
+fn a_run_observed_for_less_than_a_minute_is_not_judged_yet() {
+    // A service's warm-up grows too: six snapshots 10 s apart, growing all along.
+    let run = sampled_run(6, |_| Checked::Walk, |i| 4_000_000 * (i as u64 + 1));
+    let r = app::series::run_report(&run, &growth::Options::default(), &[]);
+    assert!(r.candidates.is_empty(), "{:?}", r.candidates.iter().map(|c| &c.class).collect::<Vec<_>>());
+    let why = r.not_enough_data.as_deref().expect("not enough data");
+    assert!(why.contains("observed for 50.0 s") && why.contains("at least 1 min 0 s"), "{why}");
+    // Asked to judge from 30 s on, the same run has its candidate.
+    let short = growth::Options { min_span_ms: Some(30_000), ..Default::default() };
+    let r = app::series::run_report(&run, &short, &[]);
+    assert_eq!(r.candidates.first().map(|c| c.class.as_str()), Some("Session"), "{:?}", r.not_enough_data);
+}
+
+#[test]
 fn a_run_too_short_to_judge_says_so_instead_of_no_leak() {
-    let run = sampled_run(2, 2, |i| 4_000_000 * (i as u64 + 1));
+    let run = sampled_run(2, |_| Checked::Walk, |i| 4_000_000 * (i as u64 + 1));
     let r = app::series::run_report(&run, &growth::Options::default(), &[]);
     assert!(r.candidates.is_empty());
     let why = r.not_enough_data.as_deref().expect("not enough data");
@@ -171,10 +204,10 @@ fn top_rates_allocation_over_a_second_not_over_a_walks_instant() {
     let mut store = runstore::Store::create(&path, &[("pid", "1".into())]).unwrap();
     let session =
         |allocated_bytes| runstore::SampledClass { name: "Session".into(), instances: 10, bytes: 640, allocated_bytes };
-    store.write_sample(1_000, 1, false, &[session(0)], &[]).unwrap();
-    store.write_sample(3_000, 2, false, &[session(4_000_000)], &[]).unwrap();
+    store.write_sample(1_000, 1, Checked::Nothing, &[session(0)], &[]).unwrap();
+    store.write_sample(3_000, 2, Checked::Nothing, &[session(4_000_000)], &[]).unwrap();
     // A walk's snapshot 5 ms later: nothing allocated in between.
-    store.write_sample(3_005, 2, true, &[session(4_000_000)], &[]).unwrap();
+    store.write_sample(3_005, 2, Checked::Walk, &[session(4_000_000)], &[]).unwrap();
     drop(store);
     let v = app::live::top_view(&path).unwrap();
     let c = v.classes.iter().find(|c| c.name == "Session").unwrap();

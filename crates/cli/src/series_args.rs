@@ -23,6 +23,17 @@ pub struct RankingArgs {
     /// Ignore classes that grew by less than this (64K, 2M, 1G or bytes).
     #[arg(long, value_name = "SIZE", default_value = "64K", value_parser = runstore::options::parse_bytes)]
     pub min_growth: u64,
+    /// Judge growth only over heaps that span at least this long (30s, 5m), so that a warm-up
+    /// is not taken for a leak [default: 1m for an agent's run store, none for dumps].
+    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
+    pub min_span: Option<u64>,
+}
+
+/// A duration on the command line, in milliseconds.
+fn duration_ms(s: &str) -> Result<u64, String> {
+    runstore::options::parse_duration(s)
+        .map(|d| d.as_millis() as u64)
+        .ok_or_else(|| format!("{s:?} is not a duration such as 30s or 5m"))
 }
 
 /// The ranking, on the command line.
@@ -52,7 +63,13 @@ impl RankingArgs {
             threshold: self.rank_threshold,
             min_phases: self.min_phases.max(1),
         };
-        Ok(growth::Options { method, ratio, min_growth_bytes: self.min_growth, ..Default::default() })
+        Ok(growth::Options {
+            method,
+            ratio,
+            min_growth_bytes: self.min_growth,
+            min_span_ms: self.min_span,
+            ..Default::default()
+        })
     }
 }
 

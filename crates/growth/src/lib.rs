@@ -28,7 +28,7 @@ mod summary;
 
 use rustc_hash::FxHashMap;
 
-pub use ranking::{judge, judge_at, kept, positions, Method, Options, Verdict};
+pub use ranking::{judge, judge_at, kept, positions, sampling_error, Method, Options, Verdict, RUN_MIN_SPAN_MS};
 pub use ratio::{ratio_rank, RatioParams, RatioRank};
 pub use series::{ClassSeries, EdgeSeries, Series};
 pub use summary::{statics_of, ClassVolume, EdgeVolume, HeapSummary, LoaderCopies, PathVolume};
@@ -61,7 +61,7 @@ pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> re
     mark_same_structures(&mut candidates);
     let names: Vec<&str> = candidates.iter().map(|c| c.class.as_str()).collect();
     let findings = structures::findings(summaries, &names, series.at.as_deref(), o);
-    report::GrowthReport {
+    let mut report = report::GrowthReport {
         snapshots: summaries.iter().map(snapshot_row).collect(),
         ranking: report::RankingInfo {
             method: o.method.name().into(),
@@ -77,7 +77,16 @@ pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> re
         notes: notes(summaries.len(), series.at.is_some(), o),
         not_enough_data: too_few(summaries.len(), o),
         expected_dead: None,
+    };
+    if report.not_enough_data.is_none() {
+        report.not_enough_data = too_short(summaries, o);
+        if report.not_enough_data.is_some() {
+            report.candidates.clear();
+            report.findings.clear();
+            report.loader_leaks.clear();
+        }
     }
+    report
 }
 
 /// A container object seen by the agent's walk (it references a big array) and what holds
@@ -149,6 +158,7 @@ pub fn analyze_run(
         }
     }
     mark_same_structures(&mut report.candidates);
+    head_by_application_class(&mut report.candidates);
     report.notes.push(
         "no findings by data structure: those match places in the heap by their reference paths, which heap dumps have and the agent's walks do not record yet (its walks give the class slices and the containers' holders above); for the structure, take two or more dumps with jcmd PID GC.heap_dump and run growth on them"
             .into(),
@@ -174,6 +184,30 @@ fn mark_same_structures(candidates: &mut [report::Candidate]) {
         {
             c.same_structure_as = Some(first.class.clone());
         }
+    }
+}
+
+/// Within each group of candidates that grow in one structure, the first class that is
+/// neither the JDK's nor an array heads it, at the group's place, as members head a finding:
+/// in a Tomcat whose sessions leak, `StandardSession` says what grows where
+/// `java.lang.String` (their ids, ranked first) did not.
+fn head_by_application_class(candidates: &mut Vec<report::Candidate>) {
+    let heads: Vec<String> =
+        candidates.iter().filter(|c| c.same_structure_as.is_none()).map(|c| c.class.clone()).collect();
+    for head in heads {
+        let group: Vec<usize> = (0..candidates.len())
+            .filter(|&i| candidates[i].class == head || candidates[i].same_structure_as.as_deref() == Some(&head))
+            .collect();
+        let Some(&app) = group.iter().find(|&&i| structures::is_application(&candidates[i].class)) else { continue };
+        if candidates[app].class == head {
+            continue;
+        }
+        let new_head = candidates[app].class.clone();
+        for &i in &group {
+            candidates[i].same_structure_as = (i != app).then(|| new_head.clone());
+        }
+        let c = candidates.remove(app);
+        candidates.insert(group[0], c);
     }
 }
 
@@ -206,6 +240,20 @@ fn notes(heaps: usize, uneven: bool, o: &Options) -> Vec<String> {
     }
     out.extend(too_few(heaps, o));
     out
+}
+
+/// Why a series observed for too short a time is not judged yet, if it is not.
+fn too_short(summaries: &[HeapSummary], o: &Options) -> Option<String> {
+    let min = o.min_span_ms.unwrap_or(0);
+    let first = summaries.first()?.time_ms?;
+    let span = summaries.last()?.time_ms?.saturating_sub(first);
+    (span < min).then(|| {
+        format!(
+            "observed for {}: growth is judged over at least {} (--min-span), so that a warm-up is not taken for a leak",
+            report::human_ms(span),
+            report::human_ms(min)
+        )
+    })
 }
 
 /// Why `heaps` heaps are too few to judge growth, if they are.
@@ -261,5 +309,48 @@ fn snapshot_row(h: &HeapSummary) -> report::SnapshotRow {
         total_bytes: h.total_bytes,
         total_instances: h.total_instances,
         time_ms: h.time_ms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::head_by_application_class;
+
+    fn candidate(class: &str, same: Option<&str>) -> report::Candidate {
+        report::Candidate {
+            class: class.into(),
+            rank: 1.0,
+            phases: 3,
+            volumes: vec![],
+            instances: vec![],
+            growth_bytes: 1,
+            slice: report::Slice::default(),
+            holders: vec![],
+            allocation_sites: vec![],
+            same_structure_as: same.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn an_application_class_heads_the_group_it_grows_in() {
+        let mut c = vec![
+            candidate("java.lang.String", None),
+            candidate("byte[]", Some("java.lang.String")),
+            candidate("java.util.HashMap$Node", None),
+            candidate("org.apache.catalina.session.StandardSession", Some("java.lang.String")),
+        ];
+        head_by_application_class(&mut c);
+        let order: Vec<(&str, Option<&str>)> =
+            c.iter().map(|c| (c.class.as_str(), c.same_structure_as.as_deref())).collect();
+        let session = "org.apache.catalina.session.StandardSession";
+        assert_eq!(
+            order,
+            [
+                (session, None),
+                ("java.lang.String", Some(session)),
+                ("byte[]", Some(session)),
+                ("java.util.HashMap$Node", None),
+            ]
+        );
     }
 }

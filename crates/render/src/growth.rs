@@ -277,6 +277,9 @@ fn candidate_text(o: &mut String, n: usize, c: &Candidate) {
     }
     for s in &c.allocation_sites {
         let _ = writeln!(o, "   allocated at {}", crate::site(s));
+        if let Some(stack) = crate::site_stack(s) {
+            let _ = writeln!(o, "      {stack}");
+        }
     }
     let _ = writeln!(o);
 }

@@ -345,7 +345,7 @@ fn candidate(c: &Candidate, labels: &[String]) -> Markup {
                 }
                 @if !c.allocation_sites.is_empty() {
                     h3 { "Allocated at" }
-                    ul { @for s in &c.allocation_sites { li.mono { (crate::site(s)) } } }
+                    ul { @for s in &c.allocation_sites { li.mono { (crate::site(s)) @if let Some(stack) = crate::site_stack(s) { br; small { (stack) } } } } }
                 }
             }
         }

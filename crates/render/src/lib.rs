@@ -18,14 +18,31 @@ mod top;
 pub use growth::signed_bytes;
 pub use histogram::HistogramText;
 
-/// An allocation site on one line: its frames, innermost first, and its volumes.
+/// An allocation site: the application's frame (else the innermost) and its volumes.
 fn site(s: &report::AllocationSite) -> String {
+    let at = s.application_frame.or((!s.frames.is_empty()).then_some(0)).and_then(|i| s.frames.get(i));
     format!(
         "{} ({} live, {} allocated)",
-        s.frames.join(" <- "),
+        at.map_or("(no frame)", |f| f.as_str()),
         report::human_bytes(s.live_bytes),
         report::human_bytes(s.allocated_bytes)
     )
+}
+
+/// The frames of an allocation site inside the JDK and frameworks, below the application's
+/// frame (innermost first), or why there is no application frame; `None` when the
+/// application allocates directly.
+fn site_stack(s: &report::AllocationSite) -> Option<String> {
+    match s.application_frame {
+        Some(0) => None,
+        Some(i) => Some(format!("through {}", s.frames[..i].join(" <- "))),
+        None if s.frames.len() > 1 => Some(format!(
+            "called from {}; no application frame within {} frames (record more with --depth)",
+            s.frames[1..].join(" <- "),
+            s.frames.len()
+        )),
+        None => None,
+    }
 }
 
 /// What an empty candidate list means: no growth, or no verdict yet (`why` there is none).

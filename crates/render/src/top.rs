@@ -11,21 +11,28 @@ impl crate::TextWith<usize> for TopView {
         let _ = writeln!(o, "leakscope top  {pid}{}  [{}]", self.command, self.status);
         let _ = writeln!(
             o,
-            "gc {}  live ≈ {}  walks {} (longest pause {:.0} ms)  store {}",
+            "gc {}  live ≈ {} ± {} at {}  walks {} (longest pause {:.0} ms)",
             self.gc_count,
             human_bytes(self.live_bytes),
+            human_bytes(self.live_error_bytes),
+            self.live_source,
             self.walks,
             self.longest_pause_ms,
+        );
+        let _ = writeln!(
+            o,
+            "store {}  (estimates of the objects allocated since the agent started; ± is the 95 % sampling error)",
             self.source
         );
         let _ = writeln!(o);
-        let _ = writeln!(o, "{:>12} {:>12} {:>12} {:>12}  class", "live", "objects", "alloc/s", "allocated");
+        let _ = writeln!(o, "{:>11} {:>10} {:>9} {:>11} {:>11}  class", "live", "±", "objects", "alloc/s", "allocated");
         for c in self.classes.iter().take(rows) {
             let _ = writeln!(
                 o,
-                "{:>12} {:>12} {:>12} {:>12}  {}",
+                "{:>11} {:>10} {:>9} {:>11} {:>11}  {}",
                 human_bytes(c.live_bytes),
-                thousands(c.live_instances),
+                human_bytes(c.live_error_bytes),
+                about(c.live_instances),
                 human_bytes(c.allocated_bytes_per_s),
                 human_bytes(c.allocated_bytes),
                 c.name
@@ -40,5 +47,24 @@ impl crate::TextWith<usize> for TopView {
             let _ = writeln!(o, "GROWING {}  rank {:.0}, +{}{held}", c.class, c.rank, human_bytes(c.growth_bytes));
         }
         o
+    }
+}
+
+/// An estimated count to two significant digits, marked as an estimate: `~5,500`, `~12`.
+fn about(n: u64) -> String {
+    let digits = n.checked_ilog10().unwrap_or(0);
+    let unit = 10u64.pow(digits.saturating_sub(1));
+    format!("~{}", thousands((n + unit / 2) / unit * unit))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn estimated_counts_keep_two_digits() {
+        assert_eq!(super::about(5_462), "~5,500");
+        assert_eq!(super::about(12), "~12");
+        assert_eq!(super::about(7), "~7");
+        assert_eq!(super::about(0), "~0");
+        assert_eq!(super::about(999_999), "~1,000,000");
     }
 }

@@ -78,6 +78,10 @@ pub struct Holder {
 pub struct AllocationSite {
     /// The allocating stack, innermost frame first (`Class.method(File.java:line)`).
     pub frames: Vec<String>,
+    /// The index in `frames` of the first frame outside the JDK and known frameworks: where
+    /// the application allocates (none when the recorded frames do not reach it).
+    #[serde(default)]
+    pub application_frame: Option<usize>,
     /// Estimated bytes allocated there that are still live.
     pub live_bytes: u64,
     /// Estimated bytes allocated there since the agent started.

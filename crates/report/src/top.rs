@@ -8,9 +8,12 @@ use serde::{Deserialize, Serialize};
 pub struct TopClass {
     /// Class name.
     pub name: String,
-    /// Estimated live bytes (from sampled allocations still alive).
+    /// Estimated live bytes (from sampled allocations still alive), as of `TopView::live_source`.
     pub live_bytes: u64,
-    /// Estimated live objects.
+    /// The 95 % sampling error of `live_bytes`.
+    pub live_error_bytes: u64,
+    /// Estimated live objects (live bytes over the sampled objects' mean size: from a few
+    /// samples, a rough figure).
     pub live_instances: u64,
     /// Estimated bytes allocated since the agent started.
     pub allocated_bytes: u64,
@@ -44,8 +47,16 @@ pub struct TopView {
     pub gc_count: u64,
     /// Time of the last snapshot, milliseconds since the Unix epoch.
     pub time_ms: u64,
-    /// Estimated live bytes of all sampled classes.
+    /// Estimated live bytes of all sampled classes, as of `live_source`.
     pub live_bytes: u64,
+    /// The 95 % sampling error of `live_bytes`.
+    pub live_error_bytes: u64,
+    /// The snapshot the live estimates come from: the newest checked by a heap walk, else the
+    /// newest taken right after a collection, while they are recent; the newest of all also
+    /// counts what died since the last collection.
+    pub live_source: String,
+    /// Time of that snapshot, milliseconds since the Unix epoch.
+    pub live_time_ms: u64,
     /// Heap walks so far, and the longest pause one caused.
     pub walks: usize,
     /// Longest walk pause, milliseconds.

@@ -12,7 +12,8 @@ mod writer;
 
 pub use options::Options;
 pub use reader::{
-    read, ClassVolumeRow, EdgeRow, HolderRow, Run, SiteRow, SnapshotKind, SnapshotRow, StoredExpectation, WatchedObject,
+    read, Checked, ClassVolumeRow, EdgeRow, HolderRow, Run, SiteRow, SnapshotKind, SnapshotRow, StoredExpectation,
+    WatchedObject,
 };
 pub use schema::SCHEMA_VERSION;
 pub use writer::{HolderChain, SampledClass, Store, MAX_SAMPLES, MAX_WALKS};

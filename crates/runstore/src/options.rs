@@ -24,7 +24,7 @@ pub struct Options {
     pub max_pause: Duration,
     /// Whether class points-from walks run at all.
     pub walks: bool,
-    /// Longest time without a walk while no class is a candidate.
+    /// Longest time between two walks while no class is a candidate (the budget permitting).
     pub walk_every: Duration,
     /// Reference rules (`A>B>C`) whose objects are watched for staleness: the last element's
     /// classes are instrumented and their instances' accesses recorded.
@@ -39,12 +39,12 @@ impl Options {
         Options {
             out: std::env::temp_dir().join(format!("leakscope-{pid}.db")),
             interval: 256 * 1024,
-            depth: 4,
+            depth: 16,
             period: Duration::from_secs(1),
             budget_percent: 1.0,
             max_pause: Duration::from_millis(1000),
             walks: true,
-            walk_every: Duration::from_secs(60),
+            walk_every: Duration::from_secs(15),
             watch: Vec::new(),
             test_panic: None,
         }

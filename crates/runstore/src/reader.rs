@@ -20,6 +20,50 @@ pub enum SnapshotKind {
     Walk,
 }
 
+/// What checked a sampled snapshot's estimate of the live volumes. Samples stop counting
+/// when the collector reports their objects freed, so an estimate also counts what died
+/// since the last collection, and what died in a generation that collection did not visit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Checked {
+    /// Nothing: taken between collections (an idle JVM, or a collector that reports none).
+    #[default]
+    Nothing,
+    /// A collection that had just ended, whose frees were applied: still counts dead objects
+    /// in generations it did not collect.
+    Collection,
+    /// A heap walk: counts only objects the walk reached from the GC roots.
+    Walk,
+}
+
+impl Checked {
+    /// The value of the store's `checked` column.
+    pub fn column(self) -> i64 {
+        match self {
+            Checked::Nothing => 0,
+            Checked::Walk => 1,
+            Checked::Collection => 2,
+        }
+    }
+
+    /// From the store's `checked` column (unknown values check nothing).
+    pub fn from_column(v: i64) -> Checked {
+        match v {
+            1 => Checked::Walk,
+            2 => Checked::Collection,
+            _ => Checked::Nothing,
+        }
+    }
+
+    /// How a snapshot so checked is named in outputs.
+    pub fn label(self) -> &'static str {
+        match self {
+            Checked::Nothing => "sampled",
+            Checked::Collection => "sampled after gc",
+            Checked::Walk => "walk-checked",
+        }
+    }
+}
+
 /// A row of `snapshots`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SnapshotRow {
@@ -37,8 +81,8 @@ pub struct SnapshotRow {
     pub total_instances: u64,
     /// Walks: how long it stopped the JVM.
     pub pause_ms: Option<f64>,
-    /// Samples: taken right after a walk removed the samples it did not reach.
-    pub clean: bool,
+    /// Samples: what checked the estimate.
+    pub checked: Checked,
 }
 
 /// A row of `class_volumes`, with the class named.
@@ -129,8 +173,8 @@ pub struct Run {
     pub meta: BTreeMap<String, String>,
     /// Sampled snapshots (estimated live volumes per class, no edges), oldest first.
     pub samples: Vec<HeapSummary>,
-    /// Which of `samples` were taken right after a walk (dead objects not yet collected removed).
-    pub clean: Vec<bool>,
+    /// What checked each of `samples`.
+    pub checked: Vec<Checked>,
     /// Estimated bytes allocated per class up to each sampled snapshot.
     pub allocated: Vec<FxHashMap<String, u64>>,
     /// Walks (class points-from graphs), oldest first.
@@ -183,8 +227,12 @@ impl Reader<'_> {
     }
 
     fn snapshots(&self) -> Result<Vec<SnapshotRow>, StoreError> {
+        // Version 3 renamed `clean` (0 or 1, which mean the same in `checked`).
+        let column = if self.version >= 3 { "checked" } else { "clean" };
         self.rows(
-            "SELECT id, kind, time_ms, gc_count, total_bytes, total_instances, pause_ms, clean FROM snapshots ORDER BY id",
+            &format!(
+                "SELECT id, kind, time_ms, gc_count, total_bytes, total_instances, pause_ms, {column} FROM snapshots ORDER BY id"
+            ),
             [],
             |r| {
                 Ok(SnapshotRow {
@@ -195,7 +243,7 @@ impl Reader<'_> {
                     total_bytes: u(r, 4)?,
                     total_instances: u(r, 5)?,
                     pause_ms: r.get(6)?,
-                    clean: r.get::<_, i64>(7)? != 0,
+                    checked: Checked::from_column(r.get(7)?),
                 })
             },
         )
@@ -367,18 +415,20 @@ pub fn read(path: &Path, max_samples: usize) -> Result<Run, StoreError> {
         reader.rows("SELECT id, name FROM classes", [], |r| Ok((r.get(0)?, r.get(1)?)))?.into_iter().collect();
     let snaps = reader.snapshots()?;
     let samples: Vec<&SnapshotRow> = snaps.iter().filter(|s| s.kind == SnapshotKind::Sample).collect();
-    // Clean snapshots are always kept; the others are thinned to `max_samples`.
-    let dirty: Vec<usize> = (0..samples.len()).filter(|&k| !samples[k].clean).collect();
-    let keep_dirty = spaced(dirty.len(), max_samples);
+    // Walk-checked snapshots are always kept; the others are thinned to `max_samples` for
+    // each way of checking, so that a ranking on one kind has as many as on the other.
     let mut keep = vec![true; samples.len()];
-    for (j, &k) in dirty.iter().enumerate() {
-        keep[k] = keep_dirty[j];
+    for level in [Checked::Nothing, Checked::Collection] {
+        let these: Vec<usize> = (0..samples.len()).filter(|&k| samples[k].checked == level).collect();
+        for (j, kept) in spaced(these.len(), max_samples).into_iter().enumerate() {
+            keep[these[j]] = kept;
+        }
     }
     let mut run = Run { meta, ..Default::default() };
     for (s, _) in samples.iter().zip(&keep).filter(|(_, &k)| k) {
-        let (summary, allocated) = reader.summary(s, if s.clean { "walk-checked" } else { "sampled" })?;
+        let (summary, allocated) = reader.summary(s, s.checked.label())?;
         run.samples.push(summary);
-        run.clean.push(s.clean);
+        run.checked.push(s.checked);
         run.allocated.push(allocated);
     }
     for s in snaps.iter().filter(|s| s.kind == SnapshotKind::Walk) {

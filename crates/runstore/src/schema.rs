@@ -5,7 +5,7 @@
 use rusqlite::Connection;
 
 /// The schema a store this build writes has.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// `MIGRATIONS[v]` takes a store from version `v` to `v + 1`.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
@@ -38,6 +38,11 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     CREATE TABLE expectations(
         slot INTEGER PRIMARY KEY, class TEXT NOT NULL, site TEXT NOT NULL, at_ms INTEGER NOT NULL,
         freed INTEGER NOT NULL, checked_ms INTEGER, reached INTEGER NOT NULL, held_by TEXT NOT NULL);
+    ",
+    // 3: a sample says what checked its estimate (`Checked`): 0 nothing, 1 a heap walk (the
+    // old `clean`), 2 a collection whose frees were applied.
+    "
+    ALTER TABLE snapshots RENAME COLUMN clean TO checked;
     ",
 ];
 

@@ -10,7 +10,7 @@ use growth::HeapSummary;
 use rusqlite::{params, Connection};
 use rustc_hash::FxHashMap;
 
-use crate::reader::{StoredExpectation, WatchedObject};
+use crate::reader::{Checked, StoredExpectation, WatchedObject};
 use crate::{err, schema, StoreError, PATH_SEP};
 
 /// The value of `meta.format`, by which a reader knows a leakscope store.
@@ -106,13 +106,12 @@ impl Store {
     }
 
     /// Writes one sampled snapshot: estimated live volumes per class and per site (site id,
-    /// live bytes, allocated bytes); `clean` when taken right after a walk removed the samples
-    /// it did not reach.
+    /// live bytes, allocated bytes), and what checked the estimate.
     pub fn write_sample(
         &mut self,
         time_ms: u64,
         gc_count: u64,
-        clean: bool,
+        checked: Checked,
         classes: &[SampledClass],
         sites: &[(u32, u64, u64)],
     ) -> Result<(), StoreError> {
@@ -120,13 +119,13 @@ impl Store {
         let path = self.path.clone();
         let tx = self.conn.transaction().map_err(err(&path))?;
         tx.execute(
-            "INSERT INTO snapshots(kind, time_ms, gc_count, total_bytes, total_instances, clean) VALUES ('sample', ?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO snapshots(kind, time_ms, gc_count, total_bytes, total_instances, checked) VALUES ('sample', ?1, ?2, ?3, ?4, ?5)",
             params![
                 time_ms as i64,
                 gc_count as i64,
                 classes.iter().map(|c| c.bytes).sum::<u64>() as i64,
                 classes.iter().map(|c| c.instances).sum::<u64>() as i64,
-                i64::from(clean)
+                checked.column()
             ],
         )
         .map_err(err(&path))?;

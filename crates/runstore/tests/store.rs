@@ -1,7 +1,9 @@
 //! The run store written and read back, as the agent writes it and the binary reads it.
 
 use growth::{ClassVolume, EdgeVolume, HeapSummary};
-use runstore::{read, HolderChain, SampledClass, Store, StoreError, StoredExpectation, WatchedObject, MAX_SAMPLES};
+use runstore::{
+    read, Checked, HolderChain, SampledClass, Store, StoreError, StoredExpectation, WatchedObject, MAX_SAMPLES,
+};
 
 fn class(name: &str, bytes: u64) -> SampledClass {
     SampledClass { name: name.into(), instances: bytes / 16, bytes, allocated_bytes: bytes * 3 }
@@ -13,8 +15,9 @@ fn writes_and_reads_back_samples_walks_sites_events_and_objects() {
     let path = dir.path().join("run.db");
     let mut s = Store::create(&path, &[("pid", "42".into())]).unwrap();
     s.add_site(7, "Session", &["Leak.add(Leak.java:10)".into(), "Main.main(Main.java:3)".into()]).unwrap();
-    s.write_sample(1000, 3, false, &[class("Session", 1600), class("byte[]", 3200)], &[(7, 1600, 4800)]).unwrap();
-    s.write_sample(2000, 5, true, &[class("Session", 3200)], &[(7, 3200, 9600)]).unwrap();
+    s.write_sample(1000, 3, Checked::Collection, &[class("Session", 1600), class("byte[]", 3200)], &[(7, 1600, 4800)])
+        .unwrap();
+    s.write_sample(2000, 5, Checked::Walk, &[class("Session", 3200)], &[(7, 3200, 9600)]).unwrap();
     let walk = HeapSummary {
         time_ms: Some(2500),
         gc_count: Some(6),
@@ -54,7 +57,8 @@ fn writes_and_reads_back_samples_walks_sites_events_and_objects() {
     let run = read(&path, 0).unwrap();
     assert_eq!(run.meta["pid"], "42");
     assert_eq!(run.samples.len(), 2);
-    assert_eq!(run.clean, vec![false, true]);
+    assert_eq!(run.checked, vec![Checked::Collection, Checked::Walk]);
+    assert_eq!(run.samples[0].source, "gc 3 (sampled after gc)");
     assert_eq!(run.samples[0].total_bytes, 4800);
     assert_eq!(run.samples[1].classes[0].bytes, 3200);
     assert_eq!(run.allocated[1]["Session"], 9600);
@@ -76,7 +80,7 @@ fn readers_open_the_store_read_only() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.db");
     let mut s = Store::create(&path, &[]).unwrap();
-    s.write_sample(1, 1, false, &[class("A", 16)], &[]).unwrap();
+    s.write_sample(1, 1, Checked::Nothing, &[class("A", 16)], &[]).unwrap();
     drop(s);
     // A store the reader may not write (another user's, or a copy on read-only media).
     let mut perms = std::fs::metadata(&path).unwrap().permissions();
@@ -93,7 +97,7 @@ fn thinning_bounds_the_store_and_keeps_the_newest() {
     let path = dir.path().join("run.db");
     let mut s = Store::create(&path, &[]).unwrap();
     for t in 0..(MAX_SAMPLES as u64 * 3) {
-        s.write_sample(t, t, false, &[class("A", t + 1)], &[]).unwrap();
+        s.write_sample(t, t, Checked::Collection, &[class("A", t + 1)], &[]).unwrap();
     }
     let run = read(&path, 0).unwrap();
     assert!(run.samples.len() as i64 <= MAX_SAMPLES);
@@ -108,11 +112,16 @@ fn other_sqlite_files_stores_of_no_version_and_newer_stores() {
     let other = dir.path().join("other.db");
     rusqlite::Connection::open(&other).unwrap().execute_batch("CREATE TABLE t(x)").unwrap();
     assert!(matches!(read(&other, 0), Err(StoreError::NotARunStore(_))));
-    // Stores written before the schema had a version number: version 1's tables only.
+    // Stores written before the schema had a version number: version 1's tables only, with
+    // `clean` where version 3 has `checked`.
     let old = dir.path().join("old.db");
     let mut s = Store::create(&old, &[]).unwrap();
-    s.write_sample(1, 1, false, &[class("A", 16)], &[]).unwrap();
+    s.write_sample(1, 1, Checked::Walk, &[class("A", 16)], &[]).unwrap();
     drop(s);
+    let c = rusqlite::Connection::open(&old).unwrap();
+    c.execute_batch("ALTER TABLE snapshots RENAME COLUMN checked TO clean; PRAGMA user_version = 2;").unwrap();
+    drop(c);
+    assert_eq!(read(&old, 0).unwrap().checked, [Checked::Walk], "version 2's clean is a walk's check");
     let c = rusqlite::Connection::open(&old).unwrap();
     c.execute_batch("DROP TABLE watched; DROP TABLE expectations; PRAGMA user_version = 0;").unwrap();
     drop(c);

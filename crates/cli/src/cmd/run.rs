@@ -25,10 +25,10 @@ pub struct AgentArgs {
     /// Shortest time between two recorded snapshots of the sampled live volumes [default: 1s].
     #[arg(long, value_name = "DURATION")]
     pub period: Option<String>,
-    /// Longest time without a walk while nothing grows [default: 1m].
+    /// Longest time between two heap walks while nothing grows, the budget permitting [default: 15s].
     #[arg(long, value_name = "DURATION")]
     pub walk_every: Option<String>,
-    /// Frames recorded per sample, the allocation site [default: 4].
+    /// Frames recorded per sample, the allocation site: deep enough to reach past a server's frames to the application's [default: 16].
     #[arg(long, value_name = "N")]
     pub depth: Option<String>,
     /// No heap walks at all: sampled live volumes only (no slices, no pauses).

@@ -14,6 +14,7 @@ mod jvm;
 mod report;
 mod retention;
 mod serve;
+mod services;
 mod stale;
 mod support;
 mod webdriver;

@@ -1,0 +1,309 @@
+//! The agent on services that run for minutes at default settings, as in production:
+//! Debian's Tomcat 10 leaking HTTP sessions and Tomcat answering steady traffic, and services
+//! of our own (`tests/java/Services.java`), recorded by `leakscope run` and by `leakscope
+//! attach`, on JDK 17 and JDK 25. Two services run at once, and each one's verdict
+//! (`growth RUN.db --json`, `top RUN.db --once --json`) is read every 10 s while it runs.
+//!
+//! Oracles: the leak planted in the program's source (the class and the field that holds it),
+//! and, for the steady services, that nothing in them grows; for `top`, the heap walks' exact
+//! live bytes (JVMTI `FollowReferences` reaches every live object).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{build_agent, debian_classpath, leakscope, Jdk};
+
+/// Seconds of load each service gets: the "answer within two minutes".
+const SECONDS: u64 = 125;
+
+/// How the agent gets into the JVM.
+#[derive(Clone, Copy, PartialEq)]
+enum By {
+    Run,
+    Attach,
+}
+
+/// A service under load with the agent, and what was read of its run store so far.
+struct Service {
+    scenario: &'static str,
+    child: Child,
+    db: PathBuf,
+    started: Instant,
+    /// Seconds since the load began, the growth report and the top view then.
+    verdicts: Vec<(u64, Value, Value)>,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn compiled(jdk: &Jdk, dir: &Path) -> String {
+    build_agent();
+    let cp = debian_classpath(&["tomcat10-", "servlet-api"]).expect("Debian's Tomcat 10 (libtomcat10-java)");
+    let java = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Services.java");
+    let ok = jdk.tool("javac").args(["--release", "17", "-nowarn", "-cp", &cp, "-d"]).arg(dir).arg(&java).status();
+    assert!(ok.unwrap().success(), "javac Services.java");
+    format!("{cp}:{}", dir.display())
+}
+
+/// Waits for the program's READY line on `out`.
+fn ready(child: &mut Child, scenario: &str) {
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(l)) if l.trim() == "READY" => break,
+            Some(Ok(_)) => {}
+            _ => panic!("Services {scenario} exited before READY"),
+        }
+    }
+    // The rest of its output ("done") is not needed; keep the pipe drained.
+    std::thread::spawn(move || for _ in lines {});
+}
+
+/// Starts `Services SCENARIO` on `jdk` with the agent at its default settings.
+fn start(jdk: &Jdk, cp: &str, dir: &Path, scenario: &'static str, by: By) -> Service {
+    let db = dir.join(format!("{scenario}.db"));
+    let java = jdk.bin.join("java");
+    let seconds = SECONDS.to_string();
+    let program = ["-Xmx1g", "-cp", cp, "Services", scenario, &seconds];
+    let mut child = match by {
+        By::Run => {
+            let exe = env!("CARGO_BIN_EXE_leakscope");
+            let mut c = Command::new(exe);
+            c.args(["run", "--out", db.to_str().unwrap(), "--", java.to_str().unwrap()]).args(program);
+            c.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("leakscope run")
+        }
+        By::Attach => Command::new(&java)
+            .arg("-Dservices.wait=true")
+            .args(program)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("java"),
+    };
+    ready(&mut child, scenario);
+    if by == By::Attach {
+        let pid = child.id().to_string();
+        let out = leakscope(&["attach", &pid, "--out", db.to_str().unwrap()]);
+        assert!(out.status.success(), "attach: {}", String::from_utf8_lossy(&out.stderr));
+        let mut stdin: ChildStdin = child.stdin.take().unwrap();
+        writeln!(stdin, "go").unwrap();
+    }
+    Service { scenario, child, db, started: Instant::now(), verdicts: Vec::new() }
+}
+
+fn read_json(args: &[&str]) -> Option<Value> {
+    let out = leakscope(args);
+    out.status.success().then(|| serde_json::from_slice(&out.stdout).expect("JSON"))
+}
+
+/// Reads every service's verdict every 10 s until all have ended, then once more.
+fn watch(services: &mut [Service]) {
+    let deadline = Instant::now() + Duration::from_secs(SECONDS + 120);
+    loop {
+        std::thread::sleep(Duration::from_secs(10));
+        let mut running = 0;
+        for s in services.iter_mut() {
+            let ended = s.child.try_wait().unwrap().is_some();
+            running += usize::from(!ended);
+            let db = s.db.to_str().unwrap();
+            if let (Some(g), Some(t)) =
+                (read_json(&["growth", db, "--json"]), read_json(&["top", db, "--once", "--json"]))
+            {
+                s.verdicts.push((s.started.elapsed().as_secs(), g, t));
+            }
+        }
+        if running == 0 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the services did not end");
+    }
+}
+
+fn classes(report: &Value) -> Vec<&str> {
+    report["candidates"].as_array().unwrap().iter().map(|c| c["class"].as_str().unwrap()).collect()
+}
+
+/// Whether `class` is named in candidate `c`'s slice (what holds it) or as its own class.
+fn slice_names(c: &Value, class: &str) -> bool {
+    c["class"] == class
+        || c["slice"]["edges"].as_array().unwrap().iter().any(|e| e["from"] == class || e["to"] == class)
+        || c["slice"]["classes"].as_array().unwrap().iter().any(|n| n == class)
+}
+
+/// What the verdicts said, one line per reading, for failure messages.
+fn log(s: &Service) -> Vec<String> {
+    s.verdicts.iter().map(|(t, g, _)| format!("{t} s: {:?}", classes(g))).collect()
+}
+
+/// The leak is named by the second minute: the headline group's slice (what holds the
+/// growing class) names `element`, the class each leaked entry is. Before that, every headline
+/// is a class the leak makes grow (`grows`), never one that does not grow: nothing else in
+/// these services grows.
+fn assert_named(s: &Service, element: &str, grows: &[&str]) {
+    let log = log(s);
+    for (t, g, _) in &s.verdicts {
+        if let Some(first) = g["candidates"].as_array().unwrap().first() {
+            let class = first["class"].as_str().unwrap();
+            assert!(
+                grows.contains(&class),
+                "{}: at {t} s the headline is {class}, which the leak does not grow: {log:?}",
+                s.scenario
+            );
+        }
+    }
+    let named = |g: &Value| g["candidates"].as_array().unwrap().first().is_some_and(|c| slice_names(c, element));
+    let (t, last, _) = s.verdicts.last().expect("no verdict");
+    assert!(
+        named(last),
+        "{}: at {t} s the headline's slice does not name {element}: {log:?}; {:#}",
+        s.scenario,
+        last["candidates"][0]["slice"]
+    );
+    assert!(
+        s.verdicts.iter().any(|(t, g, _)| *t <= 125 && named(g)),
+        "{}: {element} not named by 2 min: {log:?}",
+        s.scenario
+    );
+}
+
+/// No candidate at any moment, and `top`'s live estimate holds still within its stated
+/// error: each walk-checked reading after the warm-up is within its error plus the median
+/// reading's error of that median. (The estimates cover objects allocated since the agent
+/// started, so they are not compared with the walks' totals, which include the JVM's boot
+/// objects and, when attached, everything allocated before.)
+fn assert_steady(s: &Service) {
+    let log = log(s);
+    for (t, g, _) in &s.verdicts {
+        assert!(
+            g["candidates"].as_array().unwrap().is_empty(),
+            "{}: at {t} s: {log:?}; notes {}",
+            s.scenario,
+            g["notes"]
+        );
+    }
+    let readings: Vec<(u64, u64, u64)> = s
+        .verdicts
+        .iter()
+        .filter(|(t, _, top)| *t >= 30 && top["live_source"].as_str().unwrap().contains("walk-checked"))
+        .map(|(t, _, top)| (*t, top["live_bytes"].as_u64().unwrap(), top["live_error_bytes"].as_u64().unwrap()))
+        .collect();
+    assert!(readings.len() >= 3, "{}: {} walk-checked readings of top", s.scenario, readings.len());
+    let mut sorted = readings.clone();
+    sorted.sort_by_key(|r| r.1);
+    let (_, median, median_err) = sorted[sorted.len() / 2];
+    for (t, live, err) in &readings {
+        assert!(
+            live.abs_diff(median) <= err + median_err,
+            "{}: at {t} s top says {live} ± {err} B live; the median reading is {median} ± {median_err} B: {readings:?}",
+            s.scenario
+        );
+    }
+}
+
+fn tomcat(jdk: Jdk, leak_by: By, steady_by: By) {
+    let dir = tempfile::tempdir().unwrap();
+    let cp = compiled(&jdk, dir.path());
+    let mut services = [
+        start(&jdk, &cp, dir.path(), "tomcat-sessions", leak_by),
+        start(&jdk, &cp, dir.path(), "tomcat-steady", steady_by),
+    ];
+    watch(&mut services);
+    assert_steady(&services[1]);
+    // Each request's session: its attributes' map, the cart in it, the cart's bytes, its id.
+    let grows = [
+        "org.apache.catalina.session.StandardSession",
+        "org.apache.catalina.session.StandardSessionFacade",
+        "Services$Cart",
+        "byte[]",
+        "java.lang.String",
+        "java.util.concurrent.ConcurrentHashMap",
+        "java.util.concurrent.ConcurrentHashMap$Node",
+        "java.util.concurrent.ConcurrentHashMap$Node[]",
+        "java.beans.PropertyChangeSupport",
+    ];
+    assert_named(&services[0], "org.apache.catalina.session.StandardSession", &grows);
+}
+
+#[test]
+fn tomcat_sessions_by_run_and_steady_traffic_by_attach_on_jdk17() {
+    tomcat(Jdk::default_jdk(), By::Run, By::Attach);
+}
+
+#[test]
+fn tomcat_sessions_by_attach_and_steady_traffic_by_run_on_jdk25() {
+    let Some(jdk) = Jdk::require25() else { return };
+    tomcat(jdk, By::Attach, By::Run);
+}
+
+#[test]
+fn our_session_registry_leak_and_a_full_cache_by_run() {
+    let jdk = Jdk::default_jdk();
+    let dir = tempfile::tempdir().unwrap();
+    let cp = compiled(&jdk, dir.path());
+    let mut services =
+        [start(&jdk, &cp, dir.path(), "registry", By::Run), start(&jdk, &cp, dir.path(), "steady", By::Run)];
+    watch(&mut services);
+    assert_steady(&services[1]);
+    let grows = [
+        "Services$UserSession",
+        "byte[]",
+        "java.lang.String",
+        "java.util.HashMap",
+        "java.util.HashMap$Node",
+        "java.util.HashMap$Node[]",
+        "java.util.concurrent.ConcurrentHashMap$Node",
+        "java.util.concurrent.ConcurrentHashMap$Node[]",
+    ];
+    assert_named(&services[0], "Services$UserSession", &grows);
+}
+
+/// `top` on a terminal: it draws on the alternate screen, redraws, and `q` quits at once,
+/// leaving the last view on the normal screen. The terminal is a pseudo-terminal that
+/// util-linux's `script` gives it; the store is one a running agent would have written.
+#[test]
+fn top_on_a_terminal_quits_on_q() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("run.db");
+    let mut store = runstore::Store::create(&db, &[("pid", "1".into()), ("command", "Shop".into())]).unwrap();
+    for i in 0..3u64 {
+        let session = runstore::SampledClass {
+            name: "Session".into(),
+            instances: 1000 * (i + 1),
+            bytes: 64_000 * (i + 1),
+            allocated_bytes: 128_000 * (i + 1),
+        };
+        store.write_sample(1_000 + 10_000 * i, i, runstore::Checked::Collection, &[session], &[]).unwrap();
+    }
+    drop(store);
+    let Ok(mut child) = Command::new("script")
+        .args(["-qec", &format!("{} top {} --every 1s", env!("CARGO_BIN_EXE_leakscope"), db.display()), "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+    else {
+        crate::support::missing("util-linux's script (a pseudo-terminal for top)");
+        return;
+    };
+    std::thread::sleep(Duration::from_millis(2500));
+    child.stdin.as_mut().unwrap().write_all(b"q").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "top did not quit on q");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(screen.contains("\x1b[?1049h") && screen.contains("\x1b[?1049l"), "no alternate screen: {screen:?}");
+    let after = screen.rsplit("\x1b[?1049l").next().unwrap();
+    assert!(after.contains("leakscope top") && after.contains("Session"), "the last view is not left: {after:?}");
+}

@@ -1,0 +1,159 @@
+import java.io.*;
+import java.net.*;
+import java.util.*;
+import java.util.concurrent.*;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Services that run for a fixed time under a steady request rate, for the agent's tests: the
+ * agent must name a leak within minutes and call a steady service steady at every moment.
+ *
+ * - tomcat-sessions: embedded Tomcat 10 (Debian's package); every request opens an HTTP
+ *   session (the client keeps no cookie) with a cart of bytes: StandardManager.sessions grows.
+ * - tomcat-steady: the same server answering pages it renders per request, with no session:
+ *   garbage only, no leak.
+ * - registry (ours): a service keeps every UserSession it creates in a static registry and
+ *   never uses it again after construction, besides per-request garbage.
+ * - steady (ours): a bounded LRU cache of UserSessions that fills within seconds, besides the
+ *   same per-request garbage: no leak.
+ *
+ * Prints "READY" once it serves, then "done" after SECONDS of load. With
+ * -Dservices.wait=true it waits for a line on stdin between the two (a test attaches first).
+ *
+ * Usage: java -cp JARS:. Services SCENARIO SECONDS [REQUESTS_PER_SECOND]
+ */
+public class Services {
+    public static void main(String[] args) throws Exception {
+        String scenario = args[0];
+        long seconds = Long.parseLong(args[1]);
+        int rate = args.length > 2 ? Integer.parseInt(args[2]) : 300;
+        Service service = switch (scenario) {
+            case "tomcat-sessions" -> new Tomcat(true);
+            case "tomcat-steady" -> new Tomcat(false);
+            case "registry" -> new Registry(false);
+            case "steady" -> new Registry(true);
+            default -> throw new IllegalArgumentException(scenario);
+        };
+        System.out.println("READY");
+        System.out.flush();
+        if (Boolean.getBoolean("services.wait")) {
+            new BufferedReader(new InputStreamReader(System.in)).readLine();
+        }
+        drive(service, seconds, rate);
+        service.close();
+        System.out.println("done");
+        System.out.flush();
+        System.exit(0);
+    }
+
+    /** Calls the service `rate` times a second from two client threads for `seconds`. */
+    static void drive(Service service, long seconds, int rate) throws Exception {
+        long end = System.nanoTime() + seconds * 1_000_000_000L;
+        AtomicLong next = new AtomicLong();
+        long start = System.nanoTime();
+        Runnable client = () -> {
+            try {
+                while (true) {
+                    long n = next.getAndIncrement();
+                    long due = start + n * 1_000_000_000L / rate;
+                    long now = System.nanoTime();
+                    if (due >= end) return;
+                    if (due > now) Thread.sleep((due - now) / 1_000_000, (int) ((due - now) % 1_000_000));
+                    service.request(n);
+                }
+            } catch (Exception e) {
+                e.printStackTrace();
+                System.exit(3);
+            }
+        };
+        Thread a = new Thread(client, "client-1"), b = new Thread(client, "client-2");
+        a.start(); b.start();
+        a.join(); b.join();
+    }
+
+    interface Service {
+        int port();
+        void request(long n) throws Exception;
+        default void close() throws Exception {}
+    }
+
+    static byte[] get(int port, String path) throws IOException {
+        var conn = (HttpURLConnection) new URL("http://127.0.0.1:" + port + path).openConnection();
+        try (InputStream in = conn.getInputStream()) {
+            return in.readAllBytes();
+        }
+    }
+
+    /** A page as a request renders it: strings and a buffer, garbage once answered. */
+    static byte[] render(long n) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < 60; i++) sb.append("<li>item ").append(n).append('-').append(i).append("</li>\n");
+        return sb.toString().getBytes();
+    }
+
+    /** A shopping cart kept in each HTTP session. */
+    static final class Cart implements Serializable {
+        final byte[] items = new byte[1536];
+        final String owner;
+        Cart(String owner) { this.owner = owner; }
+    }
+
+    static final class Tomcat implements Service {
+        final org.apache.catalina.startup.Tomcat tomcat = new org.apache.catalina.startup.Tomcat();
+        final int port;
+        Tomcat(boolean sessions) throws Exception {
+            File base = java.nio.file.Files.createTempDirectory("tomcat").toFile();
+            tomcat.setBaseDir(base.getPath());
+            tomcat.setPort(0);
+            var ctx = tomcat.addContext("", base.getPath());
+            org.apache.catalina.startup.Tomcat.addServlet(ctx, "shop", new jakarta.servlet.http.HttpServlet() {
+                @Override protected void doGet(jakarta.servlet.http.HttpServletRequest req, jakarta.servlet.http.HttpServletResponse resp) throws IOException {
+                    String n = req.getParameter("n");
+                    resp.setContentType("text/html");
+                    if (sessions) {
+                        var session = req.getSession(true);
+                        session.setAttribute("cart", new Cart("user-" + n));
+                        resp.getWriter().write("ok " + session.getId());
+                    } else {
+                        resp.getOutputStream().write(render(Long.parseLong(n)));
+                    }
+                }
+            });
+            ctx.addServletMappingDecoded("/shop", "shop");
+            tomcat.getConnector();
+            tomcat.start();
+            port = tomcat.getConnector().getLocalPort();
+        }
+        public int port() { return port; }
+        public void request(long n) throws Exception { get(port, "/shop?n=" + n); }
+        public void close() throws Exception { tomcat.stop(); tomcat.destroy(); }
+    }
+
+    /** A user's session as our service keeps it: created, registered, never used again. */
+    static final class UserSession {
+        final String user;
+        final long created = System.currentTimeMillis();
+        final byte[] preferences = new byte[1024];
+        final Map<String, String> attributes = new HashMap<>();
+        UserSession(String user) {
+            this.user = user;
+            attributes.put("locale", "en");
+        }
+    }
+
+    static final class Registry implements Service {
+        static final Map<String, UserSession> SESSIONS = new ConcurrentHashMap<>();
+        static final Map<String, UserSession> RECENT = Collections.synchronizedMap(new LinkedHashMap<>(1024, 0.75f, true) {
+            @Override protected boolean removeEldestEntry(Map.Entry<String, UserSession> e) { return size() > 2000; }
+        });
+        final boolean bounded;
+        volatile long sink;
+        Registry(boolean bounded) { this.bounded = bounded; }
+        public int port() { return 0; }
+        public void request(long n) {
+            String user = "user-" + n;
+            (bounded ? RECENT : SESSIONS).put(user, new UserSession(user));
+            sink += render(n).length;
+        }
+    }
+}
