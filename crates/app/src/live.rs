@@ -72,6 +72,8 @@ pub fn top_view(path: &Path) -> Result<report::TopView> {
         live_source: live.map(|s| s.source.clone()).unwrap_or_default(),
         live_time_ms: live.and_then(|s| s.time_ms).unwrap_or(0),
         walks: run.walks.len(),
+        walked_bytes: run.walks.last().map(|w| w.total_bytes),
+        walked_time_ms: run.walks.last().and_then(|w| w.time_ms),
         longest_pause_ms: run.pauses_ms.iter().copied().fold(0.0, f64::max),
         status: run.meta.get("status").cloned().unwrap_or_else(|| "running".into()),
         classes,

@@ -19,6 +19,10 @@ impl crate::TextWith<usize> for TopView {
             self.walks,
             self.longest_pause_ms,
         );
+        if let Some(walked) = self.walked_bytes {
+            let _ =
+                writeln!(o, "last heap walk: {} reachable, exact (with the JVM's own objects)", human_bytes(walked));
+        }
         let _ = writeln!(
             o,
             "store {}  (estimates of the objects allocated since the agent started; ± is the 95 % sampling error)",

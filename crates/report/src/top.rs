@@ -59,6 +59,13 @@ pub struct TopView {
     pub live_time_ms: u64,
     /// Heap walks so far, and the longest pause one caused.
     pub walks: usize,
+    /// Bytes the newest heap walk reached from the GC roots: exact, and counting what the
+    /// estimates leave out (the JVM's boot objects; when attached, objects allocated before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walked_bytes: Option<u64>,
+    /// Time of that walk, milliseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walked_time_ms: Option<u64>,
     /// Longest walk pause, milliseconds.
     pub longest_pause_ms: f64,
     /// `running`, `ended`, or why the agent disabled itself.

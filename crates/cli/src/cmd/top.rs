@@ -37,7 +37,7 @@ pub struct TopArgs {
     /// Print one refresh and exit.
     #[arg(long)]
     pub once: bool,
-    /// Print one refresh as JSON and exit: {"source","pid","gc_count","live_bytes","live_error_bytes","live_source","classes":[{"name","live_bytes","live_error_bytes","live_instances","allocated_bytes","allocated_bytes_per_s"}],"candidates":[{"class","rank","growth_bytes","held_by"}],…}.
+    /// Print one refresh as JSON and exit: {"source","pid","gc_count","live_bytes","live_error_bytes","live_source","walks","walked_bytes","classes":[{"name","live_bytes","live_error_bytes","live_instances","allocated_bytes","allocated_bytes_per_s"}],"candidates":[{"class","rank","growth_bytes","held_by"}],…}.
     #[arg(long)]
     pub json: bool,
 }

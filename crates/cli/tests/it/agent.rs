@@ -16,7 +16,7 @@ use crate::support::{build_agent, leakscope, Jdk};
 /// Seconds each program runs.
 const SECONDS: &str = "24";
 /// These runs are short: growth is judged from 5 s of observation on, not the run default of
-/// a minute (`services.rs` runs services for minutes at the defaults).
+/// a minute (`agent_services.rs` runs services for minutes at the defaults).
 const MIN_SPAN: &str = "5s";
 /// Agent options for short runs: more samples and walks than the defaults.
 const TEST_AGENT: [&str; 6] = ["--budget", "20", "--period", "300ms", "--interval", "64K"];

@@ -1,6 +1,8 @@
 //! Integration tests of the `leakscope` binary, one module per area.
 
 mod agent;
+// Minutes-long runs: named to start early, beside the rest of the suite, not after it.
+mod agent_services;
 mod apps;
 mod bad_input;
 mod docs;
@@ -14,7 +16,6 @@ mod jvm;
 mod report;
 mod retention;
 mod serve;
-mod services;
 mod stale;
 mod support;
 mod webdriver;

@@ -78,7 +78,7 @@ public class Services {
     }
 
     static byte[] get(int port, String path) throws IOException {
-        var conn = (HttpURLConnection) new URL("http://127.0.0.1:" + port + path).openConnection();
+        var conn = (HttpURLConnection) URI.create("http://127.0.0.1:" + port + path).toURL().openConnection();
         try (InputStream in = conn.getInputStream()) {
             return in.readAllBytes();
         }

@@ -30,6 +30,7 @@ enum By {
 /// A service under load with the agent, and what was read of its run store so far.
 struct Service {
     scenario: &'static str,
+    by: By,
     child: Child,
     db: PathBuf,
     started: Instant,
@@ -97,7 +98,7 @@ fn start(jdk: &Jdk, cp: &str, dir: &Path, scenario: &'static str, by: By) -> Ser
         let mut stdin: ChildStdin = child.stdin.take().unwrap();
         writeln!(stdin, "go").unwrap();
     }
-    Service { scenario, child, db, started: Instant::now(), verdicts: Vec::new() }
+    Service { scenario, by, child, db, started: Instant::now(), verdicts: Vec::new() }
 }
 
 fn read_json(args: &[&str]) -> Option<Value> {
@@ -175,11 +176,14 @@ fn assert_named(s: &Service, element: &str, grows: &[&str]) {
     );
 }
 
-/// No candidate at any moment, and `top`'s live estimate holds still within its stated
-/// error: each walk-checked reading after the warm-up is within its error plus the median
-/// reading's error of that median. (The estimates cover objects allocated since the agent
-/// started, so they are not compared with the walks' totals, which include the JVM's boot
-/// objects and, when attached, everything allocated before.)
+/// No candidate at any moment, and `top`'s live estimate counts no garbage: each walk-checked
+/// reading after the warm-up is at most what the newest walk reached (exact: JVMTI
+/// `FollowReferences` from the roots) plus the reading's sampling error. The estimate covers
+/// only objects allocated since the agent started, so it may sit well below the walk; a
+/// between-collections reading (issue 17: 129.6 MiB against a 5.9 MiB heap) exceeds it.
+/// Started with the JVM, the estimate also holds still: each reading is within its error plus
+/// the median reading's error of that median. Attached, it rises towards the walk as the
+/// objects allocated before the attach are replaced, so that is not asked of it.
 fn assert_steady(s: &Service) {
     let log = log(s);
     for (t, g, _) in &s.verdicts {
@@ -190,17 +194,29 @@ fn assert_steady(s: &Service) {
             g["notes"]
         );
     }
-    let readings: Vec<(u64, u64, u64)> = s
+    let u = |v: &Value, key: &str| v[key].as_u64().unwrap_or_else(|| panic!("top has no {key}: {v}"));
+    // (seconds, live estimate, its error, the newest walk's bytes)
+    let readings: Vec<(u64, u64, u64, u64)> = s
         .verdicts
         .iter()
         .filter(|(t, _, top)| *t >= 30 && top["live_source"].as_str().unwrap().contains("walk-checked"))
-        .map(|(t, _, top)| (*t, top["live_bytes"].as_u64().unwrap(), top["live_error_bytes"].as_u64().unwrap()))
+        .map(|(t, _, top)| (*t, u(top, "live_bytes"), u(top, "live_error_bytes"), u(top, "walked_bytes")))
         .collect();
     assert!(readings.len() >= 3, "{}: {} walk-checked readings of top", s.scenario, readings.len());
+    for (t, live, err, walked) in &readings {
+        assert!(
+            live <= &(walked + err),
+            "{}: at {t} s top says {live} ± {err} B live, more than the walk's {walked} B: {readings:?}",
+            s.scenario
+        );
+    }
+    if s.by == By::Attach {
+        return;
+    }
     let mut sorted = readings.clone();
     sorted.sort_by_key(|r| r.1);
-    let (_, median, median_err) = sorted[sorted.len() / 2];
-    for (t, live, err) in &readings {
+    let (_, median, median_err, _) = sorted[sorted.len() / 2];
+    for (t, live, err, _) in &readings {
         assert!(
             live.abs_diff(median) <= err + median_err,
             "{}: at {t} s top says {live} ± {err} B live; the median reading is {median} ± {median_err} B: {readings:?}",
