@@ -23,6 +23,7 @@ pub mod expect;
 pub mod instrument;
 #[allow(unsafe_code)] // the JVMTI and JNI bindings
 mod jvmti;
+mod metrics;
 mod sampler;
 #[allow(unsafe_code)] // the heap walk's callbacks
 mod walk;

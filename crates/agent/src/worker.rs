@@ -31,6 +31,9 @@ const BUDGET_HEAD_START: Duration = Duration::from_secs(60);
 /// below it, it is tried (at most once per `walk_every`) since the prediction from sampled
 /// objects also counts dead ones a walk never visits, and a walk stops at `max_pause` anyway.
 const TRY_ABOVE_PREDICTION: f64 = 2.0;
+/// Walks the online ranking's slices look at: the run store keeps more, but a Tomcat walk's
+/// class graph takes a few megabytes, and growing edges show over the newest walks.
+const RECENT_WALKS: usize = 16;
 /// Sites recorded per sampled snapshot, most live bytes first.
 const MAX_SITES: usize = 500;
 
@@ -48,8 +51,16 @@ struct Worker<'a> {
     known_sites: usize,
     /// The last sampled snapshots and what checked each.
     recent: Vec<(HeapSummary, Checked)>,
-    candidates: Vec<String>,
+    candidates: Vec<crate::metrics::Candidate>,
+    /// The newest walks' summaries (class points-from graphs) and containers' holders: the
+    /// slices of the online ranking, as `growth RUN.db` makes them.
+    walk_summaries: Vec<HeapSummary>,
+    walk_holders: Vec<runstore::HolderChain>,
     walks: u64,
+    /// Walks skipped for their predicted pause (as the run store's events say) or stopped at it.
+    walks_skipped: u64,
+    longest_pause: Duration,
+    last_pause: Duration,
     walk_spent: Duration,
     /// When the last walk ended, the objects it reached, and their bytes.
     last_walk: Option<(Instant, u64, f64)>,
@@ -64,6 +75,11 @@ struct Worker<'a> {
     watched_written: rustc_hash::FxHashMap<u32, (Option<u64>, bool)>,
     /// Frames described, by method and location.
     locations: rustc_hash::FxHashMap<(usize, i64), String>,
+    /// What the metrics endpoint and the OTLP export show.
+    published: crate::metrics::Shared,
+    /// The OTLP export, flushed at the end.
+    otlp: Option<opentelemetry_sdk::metrics::SdkMeterProvider>,
+    jvm: String,
 }
 
 /// Classes loaded before the agent's events were on, seen once: binds the natives of every
@@ -123,7 +139,7 @@ impl<'a> Worker<'a> {
         let meta = [
             ("pid", std::process::id().to_string()),
             ("command", command),
-            ("jvm", vm_version),
+            ("jvm", vm_version.clone()),
             ("jvm_info", gc),
             ("started_ms", now_ms().to_string()),
             ("options", a.text.clone()),
@@ -135,7 +151,7 @@ impl<'a> Worker<'a> {
         if let Some(dir) = a.opts.out.parent().filter(|d| !d.as_os_str().is_empty()) {
             let _ = std::fs::create_dir_all(dir);
         }
-        let store = Store::create(&a.opts.out, &meta).map_err(|e| format!("cannot write the run store: {e}"))?;
+        let mut store = Store::create(&a.opts.out, &meta).map_err(|e| format!("cannot write the run store: {e}"))?;
         let pointer = runstore::pointer_file(std::process::id());
         if let Some(dir) = pointer.parent() {
             let _ = std::fs::create_dir_all(dir);
@@ -158,6 +174,12 @@ impl<'a> Worker<'a> {
             eprintln!("leakscope agent: {e}");
         }
         eprintln!("leakscope agent: recording to {}", a.opts.out.display());
+        let published = crate::metrics::Shared::default();
+        let (otlp, exporting) = start_exporters(a, &mut store, &published, &command_line(a));
+        for note in exporting {
+            eprintln!("leakscope agent: {note}");
+            store.event(now_ms(), &note).map_err(|e| e.to_string())?;
+        }
         Ok(Worker {
             a,
             jni,
@@ -167,7 +189,12 @@ impl<'a> Worker<'a> {
             known_sites: 0,
             recent: Vec::new(),
             candidates: Vec::new(),
+            walk_summaries: Vec::new(),
+            walk_holders: Vec::new(),
             walks: 0,
+            walks_skipped: 0,
+            longest_pause: Duration::ZERO,
+            last_pause: Duration::ZERO,
             walk_spent: Duration::ZERO,
             last_walk: None,
             ns_per_object: FIRST_NS_PER_OBJECT,
@@ -177,6 +204,9 @@ impl<'a> Worker<'a> {
             tagged_ms: Default::default(),
             watched_written: Default::default(),
             locations: Default::default(),
+            published,
+            otlp,
+            jvm: vm_version,
         })
     }
 
@@ -205,11 +235,24 @@ impl<'a> Worker<'a> {
 
     fn finish(&mut self) {
         let a = self.a;
-        if let Some(why) = a.why_disabled.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+        let why_disabled = a.why_disabled.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(why) = why_disabled {
             let _ = self.store.event(now_ms(), &format!("agent disabled: {why}"));
             let _ = self.store.set_meta("status", &format!("disabled: {why}"));
-            return;
+            self.publish("disabled");
+        } else {
+            self.record_final();
+            self.publish("ended");
         }
+        if let Some(p) = self.otlp.take() {
+            // One last export, so that the collector sees the end.
+            let _ = p.shutdown();
+        }
+    }
+
+    /// The last snapshot and what the run ends with.
+    fn record_final(&mut self) {
+        let a = self.a;
         // The last snapshot at exit: what the program held when it ended.
         let _ = self.record_sample(a.gc_count.load(Ordering::Acquire), Checked::Nothing);
         let _ = self.write_watched(false);
@@ -218,7 +261,34 @@ impl<'a> Worker<'a> {
         let _ = self.store.set_meta("samples_taken", &a.samples_taken.load(Ordering::Relaxed).to_string());
         let _ = self.store.set_meta("sampling_ns", &a.sampling_ns.load(Ordering::Relaxed).to_string());
         let _ = self.store.set_meta("walks", &self.walks.to_string());
+        let _ = self.store.set_meta("walks_skipped", &self.walks_skipped.to_string());
         let _ = self.store.set_meta("status", "ended");
+    }
+
+    /// Hands the current figures to the metrics endpoint and the OTLP export.
+    fn publish(&self, status: &str) {
+        let newest = self.recent.iter().rev().find(|s| s.1 >= Checked::Collection).or(self.recent.last());
+        let mut classes: Vec<(String, u64)> =
+            newest.map(|s| s.0.classes.iter().map(|c| (c.name.clone(), c.bytes)).collect()).unwrap_or_default();
+        classes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        classes.truncate(crate::metrics::TOP_CLASSES);
+        // As `growth RUN.db` judges: not before the run has been observed for its minimum span.
+        let judged = self.a.started.elapsed() >= Duration::from_millis(growth::RUN_MIN_SPAN_MS);
+        let r = crate::metrics::Readings {
+            status: status.into(),
+            jvm: self.jvm.clone(),
+            live_bytes: newest.map_or(0, |s| s.0.total_bytes),
+            classes,
+            judged,
+            candidates: if judged { self.candidates.clone() } else { Vec::new() },
+            walks: self.walks,
+            walks_skipped: self.walks_skipped,
+            longest_pause_s: self.longest_pause.as_secs_f64(),
+            last_pause_s: self.last_pause.as_secs_f64(),
+            walked_bytes: self.last_walk.map_or(0, |w| w.2 as u64),
+            samples: self.a.samples_taken.load(Ordering::Relaxed),
+        };
+        *self.published.lock().unwrap_or_else(|p| p.into_inner()) = r;
     }
 
     fn tick(&mut self, gc: u64, checked: Checked) -> Result<(), String> {
@@ -228,6 +298,7 @@ impl<'a> Worker<'a> {
             // Right after a walk the samples it did not reach are out: an exact snapshot.
             self.record_sample(gc, Checked::Walk)?;
         }
+        self.publish("running");
         Ok(())
     }
 
@@ -301,7 +372,9 @@ impl<'a> Worker<'a> {
         } else {
             self.recent.iter().map(|(s, _)| s.clone()).collect()
         };
-        self.candidates = growth::analyze(&series, &opts, &[]).candidates.into_iter().map(|c| c.class).collect();
+        let report = growth::analyze_run(&series, &self.walk_summaries, &self.walk_holders, &opts, &[]);
+        self.candidates = growth::headline_candidates(&report);
+        self.candidates.truncate(crate::metrics::MAX_CANDIDATES);
         Ok(())
     }
 
@@ -364,6 +437,7 @@ impl<'a> Worker<'a> {
         if predicted > a.opts.max_pause && !first && !may_retry {
             if self.last_skip_note.is_none_or(|t| t.elapsed() >= a.opts.walk_every) {
                 self.last_skip_note = Some(Instant::now());
+                self.walks_skipped += 1;
                 let msg = format!(
                     "heap walk skipped: predicted pause {:.2} s exceeds max_pause {:.2} s; candidates are still ranked from samples (raise max_pause to get slices)",
                     predicted.as_secs_f64(),
@@ -398,6 +472,7 @@ impl<'a> Worker<'a> {
             Ok(Ok(w)) => w,
             Ok(Err(aborted)) => {
                 self.walk_spent += aborted.pause;
+                self.walks_skipped += 1;
                 if aborted.objects > 0 {
                     self.ns_per_object = aborted.pause.as_nanos() as f64 / aborted.objects as f64;
                 }
@@ -425,11 +500,18 @@ impl<'a> Worker<'a> {
         summary.gc_count = Some(gc);
         self.walks += 1;
         self.walk_spent += walk.pause;
+        self.last_pause = walk.pause;
+        self.longest_pause = self.longest_pause.max(walk.pause);
         if summary.total_instances > 0 {
             self.ns_per_object = walk.pause.as_nanos() as f64 / summary.total_instances as f64;
         }
         self.last_walk = Some((Instant::now(), summary.total_instances, summary.total_bytes as f64));
         self.store.write_walk(&summary, walk.pause.as_secs_f64() * 1000.0, &walk.holders).map_err(|e| e.to_string())?;
+        self.walk_summaries.push(summary.clone());
+        if self.walk_summaries.len() > RECENT_WALKS {
+            self.walk_summaries.remove(0);
+        }
+        self.walk_holders = walk.holders;
         if !a.expectations.is_empty() {
             a.expectations.drain_freed();
             a.expectations.walked(summary.time_ms.unwrap_or(0), &walk.expected);
@@ -502,4 +584,44 @@ impl<'a> Worker<'a> {
         let rows: Vec<runstore::StoredExpectation> = self.a.expectations.all().iter().map(|x| x.row(&names)).collect();
         self.store.write_expectations(&rows).map_err(|e| e.to_string())
     }
+}
+
+/// The JVM's command line, for the OTLP resource (which JVM in the fleet this is).
+fn command_line(a: &Agent) -> String {
+    a.env.system_property(c"sun.java.command").unwrap_or_default()
+}
+
+/// Starts the metrics endpoint and the OTLP export the options ask for. A failure is noted and
+/// the recording goes on without that exporter.
+fn start_exporters(
+    a: &Agent,
+    store: &mut Store,
+    published: &crate::metrics::Shared,
+    command: &str,
+) -> (Option<opentelemetry_sdk::metrics::SdkMeterProvider>, Vec<String>) {
+    let mut notes = Vec::new();
+    if let Some(addr) = a.opts.metrics {
+        match crate::metrics::serve(addr, published.clone()) {
+            Ok(bound) => {
+                let _ = store.set_meta("metrics", &bound.to_string());
+                notes.push(format!("metrics at http://{bound}/metrics"));
+            }
+            Err(e) => notes.push(format!("{e}; the recording goes on without the metrics endpoint")),
+        }
+    }
+    let otlp = a.opts.otlp.as_deref().and_then(|endpoint| {
+        let resource =
+            vec![("process.pid", std::process::id().to_string()), ("process.command_line", command.to_string())];
+        match crate::metrics::otlp(endpoint, a.opts.otlp_every, published.clone(), resource) {
+            Ok(p) => {
+                notes.push(format!("exporting metrics to {endpoint} every {:?}", a.opts.otlp_every));
+                Some(p)
+            }
+            Err(e) => {
+                notes.push(format!("{e}; the recording goes on without OTLP export"));
+                None
+            }
+        }
+    });
+    (otlp, notes)
 }

@@ -43,24 +43,7 @@ pub fn top_view(path: &Path) -> Result<report::TopView> {
         })
         .unwrap_or_default();
     classes.sort_by(|a, b| b.live_bytes.cmp(&a.live_bytes).then(b.allocated_bytes.cmp(&a.allocated_bytes)));
-    let candidates = growth
-        .candidates
-        .iter()
-        .filter(|c| c.same_structure_as.is_none())
-        .map(|c| report::TopCandidate {
-            class: c.class.clone(),
-            rank: c.rank,
-            growth_bytes: c.growth_bytes,
-            held_by: c
-                .slice
-                .edges
-                .iter()
-                .rev()
-                .find(|e| e.growth_bytes == 0)
-                .map(|e| e.from.clone())
-                .or_else(|| (!c.slice.containers.is_empty()).then(|| c.slice.containers.join(", "))),
-        })
-        .collect();
+    let candidates = growth::headline_candidates(&growth);
     Ok(report::TopView {
         source: path.display().to_string(),
         pid: run.meta.get("pid").and_then(|p| p.parse().ok()),

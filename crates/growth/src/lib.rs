@@ -174,6 +174,29 @@ pub fn analyze_run(
     report
 }
 
+/// The candidates that head a structure, as `top` and the agent's metrics show them: with
+/// what holds each (the slice's outermost non-growing holder, else its containers).
+pub fn headline_candidates(report: &report::GrowthReport) -> Vec<report::TopCandidate> {
+    report
+        .candidates
+        .iter()
+        .filter(|c| c.same_structure_as.is_none())
+        .map(|c| report::TopCandidate {
+            class: c.class.clone(),
+            rank: c.rank,
+            growth_bytes: c.growth_bytes,
+            held_by: c
+                .slice
+                .edges
+                .iter()
+                .rev()
+                .find(|e| e.growth_bytes == 0)
+                .map(|e| e.from.clone())
+                .or_else(|| (!c.slice.containers.is_empty()).then(|| c.slice.containers.join(", "))),
+        })
+        .collect()
+}
+
 /// A later candidate whose containers equal an earlier one's grows in the same structure.
 fn mark_same_structures(candidates: &mut [report::Candidate]) {
     for i in 1..candidates.len() {

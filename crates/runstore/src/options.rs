@@ -4,6 +4,7 @@
 //! `key=value` is accepted too, but `jcmd PID JVMTI.agent_load` would take `key=value` for
 //! one of its own arguments, so `leakscope attach` always writes `key:value`.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -29,6 +30,13 @@ pub struct Options {
     /// Reference rules (`A>B>C`) whose objects are watched for staleness: the last element's
     /// classes are instrumented and their instances' accesses recorded.
     pub watch: Vec<Vec<String>>,
+    /// Where to serve Prometheus/OpenMetrics text at `/metrics` (loopback unless an address
+    /// is given).
+    pub metrics: Option<SocketAddr>,
+    /// OTLP/HTTP collector to push metrics to (`http://host:4318`).
+    pub otlp: Option<String>,
+    /// Time between two OTLP exports.
+    pub otlp_every: Duration,
     /// Test only: panic in this callback (`alloc`, `gc`, `walk`) to prove the JVM survives.
     pub test_panic: Option<String>,
 }
@@ -46,6 +54,9 @@ impl Options {
             walks: true,
             walk_every: Duration::from_secs(15),
             watch: Vec::new(),
+            metrics: None,
+            otlp: None,
+            otlp_every: Duration::from_secs(60),
             test_panic: None,
         }
     }
@@ -92,8 +103,15 @@ impl Options {
                         o.watch.push(parse_rule(rule).ok_or_else(|| bad("a reference rule such as Registry>Session"))?);
                     }
                 }
+                "metrics" => o.metrics = Some(parse_listen(value).ok_or_else(|| bad("a port or an address such as 0.0.0.0:9464"))?),
+                "otlp" => o.otlp = Some(parse_otlp(value).map_err(|why| format!("option `{key}`: {why}"))?),
+                "otlp_every" => {
+                    o.otlp_every = parse_duration(value)
+                        .filter(|d| *d >= Duration::from_secs(1))
+                        .ok_or_else(|| bad("a duration of 1s or more"))?
+                }
                 "test_panic" => o.test_panic = Some(value.to_string()),
-                _ => return Err(format!("unknown option `{key}` (known: out, interval, depth, period, budget, max_pause, walks, walk_every, watch)")),
+                _ => return Err(format!("unknown option `{key}` (known: out, interval, depth, period, budget, max_pause, walks, walk_every, watch, metrics, otlp, otlp_every)")),
             }
         }
         Ok(o)
@@ -101,6 +119,29 @@ impl Options {
 }
 
 pub use heap::names::parse_rule;
+
+/// A port (on the loopback: metrics are not published beyond the host unless asked) or an
+/// address with a port.
+pub fn parse_listen(s: &str) -> Option<SocketAddr> {
+    match s.parse::<u16>() {
+        Ok(port) => Some(SocketAddr::from(([127, 0, 0, 1], port))),
+        Err(_) => s.parse().ok(),
+    }
+}
+
+/// An OTLP/HTTP endpoint: `http://host:port`, to which `/v1/metrics` is added unless the path
+/// already names it. Plain HTTP only: the agent carries no TLS stack, so a collector on the
+/// host or in the pod (the usual deployment) receives it.
+pub fn parse_otlp(s: &str) -> Result<String, String> {
+    if s.starts_with("https://") {
+        return Err(format!("`{s}`: the agent sends plain HTTP only; point it at a collector on the host or in the pod (http://localhost:4318)"));
+    }
+    let Some(rest) = s.strip_prefix("http://").filter(|r| !r.is_empty() && !r.starts_with('/')) else {
+        return Err(format!("`{s}` is not an OTLP/HTTP endpoint such as http://localhost:4318"));
+    };
+    let base = rest.trim_end_matches('/');
+    Ok(if base.ends_with("/v1/metrics") { format!("http://{base}") } else { format!("http://{base}/v1/metrics") })
+}
 
 /// Parses a size such as `512K`, `2M`, `1.5GiB` or `4096` (bytes).
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
@@ -165,5 +206,20 @@ mod tests {
         assert_eq!(parse_duration("1.5s"), Some(Duration::from_millis(1500)));
         assert_eq!(parse_duration("10m"), Some(Duration::from_secs(600)));
         assert_eq!(parse_duration("soon"), None);
+    }
+
+    #[test]
+    fn metrics_listen_on_the_loopback_unless_told_and_otlp_is_plain_http() {
+        let o = Options::parse("metrics:9464,otlp:http://collector:4318/,otlp_every:5s", 7).unwrap();
+        assert_eq!(o.metrics, Some(SocketAddr::from(([127, 0, 0, 1], 9464))));
+        assert_eq!(o.otlp.as_deref(), Some("http://collector:4318/v1/metrics"));
+        assert_eq!(o.otlp_every, Duration::from_secs(5));
+        assert_eq!(parse_listen("0.0.0.0:9464"), Some(SocketAddr::from(([0, 0, 0, 0], 9464))));
+        assert_eq!(parse_listen("[::1]:80"), "[::1]:80".parse().ok());
+        assert_eq!(parse_listen("everywhere"), None);
+        assert_eq!(parse_otlp("http://h:4318/v1/metrics"), Ok("http://h:4318/v1/metrics".into()));
+        assert!(parse_otlp("https://h:4318").unwrap_err().contains("plain HTTP"));
+        assert!(parse_otlp("h:4318").unwrap_err().contains("not an OTLP/HTTP endpoint"));
+        assert!(Options::parse("otlp_every:10ms", 7).unwrap_err().contains("1s or more"));
     }
 }

@@ -34,19 +34,9 @@ pub struct SampledClass {
     pub allocated_bytes: u64,
 }
 
-/// A container and the chain of what holds it, as seen by a walk.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HolderChain {
-    /// Class of the container object.
-    pub container: String,
-    /// Class of the big array it references.
-    pub array: String,
-    /// Bytes of that array.
-    pub bytes: u64,
-    /// Holders from the container outwards: class names, `class NAME` for static fields,
-    /// `root KIND` for GC roots; ends in `…` while the chain is still being followed.
-    pub path: Vec<String>,
-}
+/// A container and the chain of what holds it, as seen by a walk (what the growth engine
+/// reads as [`growth::ContainerHolder`]).
+pub type HolderChain = growth::ContainerHolder;
 
 /// The writer of one run store.
 #[derive(Debug)]

@@ -39,6 +39,17 @@ pub struct AgentArgs {
     /// `leakscope stale RUN.db`. Class C's methods are instrumented (repeatable).
     #[arg(long, value_name = "RULE")]
     pub watch: Vec<String>,
+    /// Serve the agent's figures as Prometheus/OpenMetrics text at http://ADDR/metrics: a port
+    /// (on 127.0.0.1) or an address and port (0.0.0.0:9464 for a scraper on another host).
+    #[arg(long, value_name = "PORT|ADDR:PORT")]
+    pub metrics_port: Option<String>,
+    /// Push the agent's figures to an OpenTelemetry collector over OTLP/HTTP (plain HTTP, such
+    /// as http://localhost:4318; /v1/metrics is added).
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
+    /// Time between two OTLP exports [default: 60s].
+    #[arg(long, value_name = "DURATION", requires = "otlp")]
+    pub otlp_every: Option<String>,
     /// Test only: panic inside a JVM callback (alloc, gc, walk) to show the JVM survives it.
     #[arg(long, hide = true, value_name = "CALLBACK")]
     pub test_panic: Option<String>,
@@ -59,6 +70,9 @@ impl AgentArgs {
             ("period", &self.period),
             ("walk_every", &self.walk_every),
             ("depth", &self.depth),
+            ("metrics", &self.metrics_port),
+            ("otlp", &self.otlp),
+            ("otlp_every", &self.otlp_every),
             ("test_panic", &self.test_panic),
         ];
         for (key, value) in given {
@@ -93,7 +107,13 @@ impl AgentArgs {
 /// The agent's message with its option names as this command's flags (`max_pause` → `--max-pause`).
 fn flag_names(message: &str) -> String {
     match (message.strip_prefix("option `"), message.find("`:")) {
-        (Some(_), Some(end)) => format!("--{}{}", message[8..end].replace('_', "-"), &message[end + 1..]),
+        (Some(_), Some(end)) => {
+            let flag = match &message[8..end] {
+                "metrics" => "metrics-port".to_string(),
+                key => key.replace('_', "-"),
+            };
+            format!("--{flag}{}", &message[end + 1..])
+        }
         _ => message.to_string(),
     }
 }
@@ -111,6 +131,9 @@ fn flag_names(message: &str) -> String {
   leakscope run --out run.db -- java -Xmx2g -jar service.jar
   leakscope run --out run.db --budget 0.5 --max-pause 200ms \\
       -- java -cp app.jar Main
+  # and for the fleet's monitoring: Prometheus scrapes :9464, OTLP to a local collector
+  leakscope run --out run.db --metrics-port 9464 --otlp http://localhost:4318 \\
+      -- java -jar service.jar
   # every JVM the script starts, one store each
   leakscope run --out 'run-%p.db' -- ./gradlew test
   leakscope growth run.db")]

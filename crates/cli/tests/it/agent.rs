@@ -268,6 +268,16 @@ fn bad_agent_options_and_targets_are_clear_errors() {
     let out = leakscope(&["run", "--out", "/tmp/x.db", "--max-pause", "soon", "--", "java", "-version"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--max-pause: `soon` is not a duration"));
+    for (flag, value, says) in [
+        ("--metrics-port", "everywhere", "--metrics-port: `everywhere` is not a port"),
+        ("--otlp", "https://collector:4318", "plain HTTP only"),
+        ("--otlp", "collector:4318", "not an OTLP/HTTP endpoint"),
+    ] {
+        let out = leakscope(&["run", "--out", "/tmp/x.db", flag, value, "--", "java", "-version"]);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says) && stderr.lines().count() == 1, "{flag} {value}: {stderr}");
+    }
     let out = leakscope(&["top", "not-a-pid"]);
     assert_eq!(out.status.code(), Some(2));
     let out = leakscope(&["attach", "999999999"]);

@@ -4,6 +4,9 @@
 //! attach`, on JDK 17 and JDK 25. Two services run at once, and each one's verdict
 //! (`growth RUN.db --json`, `top RUN.db --once --json`) is read every 10 s while it runs.
 //!
+//! The session registry's run also serves the agent's metrics and pushes them over OTLP, to
+//! parsers the Prometheus and OpenTelemetry projects wrote (`tests/python/`).
+//!
 //! Oracles: the leak planted in the program's source (the class and the field that holds it),
 //! and, for the steady services, that nothing in them grows; for `top`, the heap walks' exact
 //! live bytes (JVMTI `FollowReferences` reaches every live object).
@@ -36,6 +39,11 @@ struct Service {
     started: Instant,
     /// Seconds since the load began, the growth report and the top view then.
     verdicts: Vec<(u64, Value, Value)>,
+    /// The agent's metrics endpoint, when it serves one, and what it served, every 10 s, with
+    /// the Unix time of the newest scrape.
+    metrics: Option<String>,
+    scrapes: Vec<String>,
+    scraped_at: f64,
 }
 
 impl Drop for Service {
@@ -70,6 +78,11 @@ fn ready(child: &mut Child, scenario: &str) {
 
 /// Starts `Services SCENARIO` on `jdk` with the agent at its default settings.
 fn start(jdk: &Jdk, cp: &str, dir: &Path, scenario: &'static str, by: By) -> Service {
+    start_with(jdk, cp, dir, scenario, by, &[])
+}
+
+/// The same, with more agent options (`leakscope run` flags).
+fn start_with(jdk: &Jdk, cp: &str, dir: &Path, scenario: &'static str, by: By, flags: &[String]) -> Service {
     let db = dir.join(format!("{scenario}.db"));
     let java = jdk.bin.join("java");
     let seconds = SECONDS.to_string();
@@ -78,7 +91,10 @@ fn start(jdk: &Jdk, cp: &str, dir: &Path, scenario: &'static str, by: By) -> Ser
         By::Run => {
             let exe = env!("CARGO_BIN_EXE_leakscope");
             let mut c = Command::new(exe);
-            c.args(["run", "--out", db.to_str().unwrap(), "--", java.to_str().unwrap()]).args(program);
+            c.args(["run", "--out", db.to_str().unwrap()])
+                .args(flags)
+                .args(["--", java.to_str().unwrap()])
+                .args(program);
             c.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("leakscope run")
         }
         By::Attach => Command::new(&java)
@@ -98,7 +114,19 @@ fn start(jdk: &Jdk, cp: &str, dir: &Path, scenario: &'static str, by: By) -> Ser
         let mut stdin: ChildStdin = child.stdin.take().unwrap();
         writeln!(stdin, "go").unwrap();
     }
-    Service { scenario, by, child, db, started: Instant::now(), verdicts: Vec::new() }
+    let metrics =
+        flags.iter().position(|f| f == "--metrics-port").map(|i| format!("http://127.0.0.1:{}/metrics", flags[i + 1]));
+    Service {
+        scenario,
+        by,
+        child,
+        db,
+        started: Instant::now(),
+        verdicts: Vec::new(),
+        metrics,
+        scrapes: Vec::new(),
+        scraped_at: 0.0,
+    }
 }
 
 fn read_json(args: &[&str]) -> Option<Value> {
@@ -120,6 +148,13 @@ fn watch(services: &mut [Service]) {
                 (read_json(&["growth", db, "--json"]), read_json(&["top", db, "--once", "--json"]))
             {
                 s.verdicts.push((s.started.elapsed().as_secs(), g, t));
+            }
+            if let Some(url) = s.metrics.as_deref().filter(|_| !ended) {
+                if let Some(text) = ureq::get(url).call().ok().and_then(|r| r.into_string().ok()) {
+                    s.scrapes.push(text);
+                    s.scraped_at =
+                        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+                }
             }
         }
         if running == 0 {
@@ -260,13 +295,149 @@ fn tomcat_sessions_by_attach_and_steady_traffic_by_run_on_jdk25() {
     tomcat(jdk, By::Attach, By::Run);
 }
 
+/// A port nobody listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Runs one of `tests/python/`'s scripts with `args`.
+fn python(script: &str) -> Command {
+    let mut c = Command::new("python3");
+    c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python").join(script));
+    c
+}
+
+/// An OTLP/HTTP receiver built on the OpenTelemetry project's protobuf definitions
+/// (`tests/python/otlp_receiver.py`), writing each data point it receives to `out` as JSON.
+struct OtlpReceiver {
+    child: Child,
+    port: u16,
+    out: PathBuf,
+}
+
+impl OtlpReceiver {
+    fn start(dir: &Path) -> Option<OtlpReceiver> {
+        let out = dir.join("otlp.jsonl");
+        let mut child = python("otlp_receiver.py").arg(&out).stdout(Stdio::piped()).spawn().ok()?;
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).ok()?;
+        let Ok(port) = line.trim().parse() else {
+            let _ = child.kill();
+            return None;
+        };
+        Some(OtlpReceiver { child, port, out })
+    }
+
+    /// Every data point received: metric name, unit, attributes, value, resource.
+    fn points(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(&self.out).unwrap_or_default();
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+}
+
+impl Drop for OtlpReceiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A Prometheus server (Debian's) scraping the agent at `target` every 5 s, with the alert
+/// rule the README documents.
+struct Prometheus {
+    child: Child,
+    port: u16,
+}
+
+impl Prometheus {
+    fn start(dir: &Path, target: u16) -> Option<Prometheus> {
+        let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+        let rule =
+            readme.split("```yaml\n").nth(1).and_then(|r| r.split("```").next()).expect("the README's alert rule");
+        std::fs::write(dir.join("rules.yml"), rule).unwrap();
+        let config = format!(
+            "global: {{scrape_interval: 5s, evaluation_interval: 5s}}\nrule_files: [rules.yml]\nscrape_configs:\n  - job_name: leakscope\n    static_configs: [{{targets: ['127.0.0.1:{target}'], labels: {{namespace: test, pod: registry}}}}]\n"
+        );
+        std::fs::write(dir.join("prometheus.yml"), config).unwrap();
+        let port = free_port();
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
+            .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let p = Prometheus { child, port };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while ureq::get(&format!("http://127.0.0.1:{port}/-/ready")).call().is_err() {
+            assert!(Instant::now() < deadline, "Prometheus did not get ready (is the README's rule valid?)");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Some(p)
+    }
+
+    /// The result of an instant query at Unix time `at`.
+    fn query(&self, q: &str, at: f64) -> Vec<Value> {
+        let url = format!("http://127.0.0.1:{}/api/v1/query", self.port);
+        let r: Value =
+            ureq::get(&url).query("query", q).query("time", &at.to_string()).call().unwrap().into_json().unwrap();
+        assert_eq!(r["status"], "success", "{q}: {r}");
+        r["data"]["result"].as_array().unwrap().clone()
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The samples of an OpenMetrics text as the Prometheus project's Python parser reads it
+/// (`tests/python/openmetrics_parse.py`), which rejects text that breaks the format.
+fn parse_openmetrics(text: &str) -> Vec<Value> {
+    let mut child = python("openmetrics_parse.py")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}\n{text}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
 #[test]
 fn our_session_registry_leak_and_a_full_cache_by_run() {
     let jdk = Jdk::default_jdk();
     let dir = tempfile::tempdir().unwrap();
     let cp = compiled(&jdk, dir.path());
-    let mut services =
-        [start(&jdk, &cp, dir.path(), "registry", By::Run), start(&jdk, &cp, dir.path(), "steady", By::Run)];
+    let parser = Command::new("python3").args(["-c", "import prometheus_client"]).status();
+    let Some(otlp) = OtlpReceiver::start(dir.path()).filter(|_| parser.is_ok_and(|s| s.success())) else {
+        crate::support::missing(
+            "Python's opentelemetry-proto (an OTLP receiver) and prometheus_client (an OpenMetrics parser)",
+        );
+        return;
+    };
+    let port = free_port();
+    let Some(prometheus) = Prometheus::start(dir.path(), port) else {
+        crate::support::missing("Debian's prometheus (a real server scraping the agent)");
+        return;
+    };
+    let flags = [
+        "--metrics-port".to_string(),
+        port.to_string(),
+        "--otlp".into(),
+        format!("http://127.0.0.1:{}", otlp.port),
+        "--otlp-every".into(),
+        "5s".into(),
+    ];
+    let mut services = [
+        start_with(&jdk, &cp, dir.path(), "registry", By::Run, &flags),
+        start(&jdk, &cp, dir.path(), "steady", By::Run),
+    ];
     watch(&mut services);
     assert_steady(&services[1]);
     let grows = [
@@ -280,6 +451,8 @@ fn our_session_registry_leak_and_a_full_cache_by_run() {
         "java.util.concurrent.ConcurrentHashMap$Node[]",
     ];
     assert_named(&services[0], "Services$UserSession", &grows);
+    assert_metrics(&services[0], &otlp, &grows);
+    assert_alert(&services[0], &prometheus, &grows);
 }
 
 /// `top` on a terminal: it draws on the alternate screen, redraws, and `q` quits at once,
@@ -322,4 +495,65 @@ fn top_on_a_terminal_quits_on_q() {
     assert!(screen.contains("\x1b[?1049h") && screen.contains("\x1b[?1049l"), "no alternate screen: {screen:?}");
     let after = screen.rsplit("\x1b[?1049l").next().unwrap();
     assert!(after.contains("leakscope top") && after.contains("Session"), "the last view is not left: {after:?}");
+}
+
+/// The leak's series reach monitoring both ways: scraped while the service runs (parsed as
+/// OpenMetrics by the Prometheus project's parser) and pushed (decoded as OTLP by the
+/// OpenTelemetry project's definitions). Oracles: the leak planted in the source (a static map
+/// of `Services$Registry`, and the classes it makes grow), and each format's own rules.
+fn assert_metrics(s: &Service, otlp: &OtlpReceiver, grows: &[&str]) {
+    let scrape = s.scrapes.last().unwrap_or_else(|| panic!("{}: no scrape of {:?}", s.scenario, s.metrics));
+    let samples = parse_openmetrics(scrape);
+    let value = |name: &str| samples.iter().find(|r| r["name"] == name).map(|r| r["value"].as_f64().unwrap());
+    assert_eq!(value("leakscope_agent_up"), Some(1.0), "{scrape}");
+    assert_eq!(value("leakscope_growth_judged"), Some(1.0), "{scrape}");
+    assert!(value("leakscope_walks_total").unwrap_or(0.0) >= 1.0, "{scrape}");
+    for r in samples.iter().filter(|r| r["unit"] != "") {
+        let unit = r["unit"].as_str().unwrap();
+        assert!(r["family"].as_str().unwrap().ends_with(&format!("_{unit}")), "{r}");
+    }
+    let candidates: Vec<&str> = samples
+        .iter()
+        .filter(|r| r["name"] == "leakscope_growth_candidate" && r["value"] == 1.0)
+        .map(|r| r["labels"]["class"].as_str().unwrap())
+        .collect();
+    assert!(!candidates.is_empty() && candidates.iter().all(|c| grows.contains(c)), "{candidates:?}\n{scrape}");
+    let held = |holder: &str| holder.contains("Services$Registry");
+    assert!(
+        samples.iter().any(|r| r["name"] == "leakscope_growth_holder"
+            && held(r["labels"]["holder"].as_str().unwrap())
+            && candidates.contains(&r["labels"]["class"].as_str().unwrap())),
+        "no candidate held by Services$Registry:\n{scrape}"
+    );
+
+    let points = otlp.points();
+    assert!(!points.is_empty(), "the OTLP receiver got nothing");
+    assert!(points.iter().all(|p| p["path"] == "/v1/metrics" && p["resource"]["service.name"] == "leakscope-agent"));
+    let named = |name: &'static str| points.iter().filter(move |p| p["name"] == name);
+    assert!(named("leakscope.class.live").all(|p| p["unit"] == "By"));
+    assert!(
+        named("leakscope.growth.candidate")
+            .any(|p| p["value"] == 1 && grows.contains(&p["attributes"]["class"].as_str().unwrap())),
+        "no candidate pushed"
+    );
+    assert!(
+        named("leakscope.growth.holder").any(|p| held(p["attributes"]["holder"].as_str().unwrap())),
+        "no holder pushed"
+    );
+    // The last export, at the JVM's exit, says the agent ended.
+    assert_eq!(named("leakscope.agent.up").next_back().map(|p| p["value"].clone()), Some(Value::from(0)));
+}
+
+/// The README's alert rule, evaluated by a real Prometheus server on what it scraped, is
+/// pending (its `for` has not passed yet) for a class the leak grows on the leaking pod, at
+/// the time of the last scrape while the service ran.
+fn assert_alert(s: &Service, prometheus: &Prometheus, grows: &[&str]) {
+    let alerts = prometheus.query("ALERTS{alertname=\"JvmMemoryLeak\"}", s.scraped_at);
+    let up = prometheus.query("leakscope_agent_up", s.scraped_at);
+    assert!(
+        alerts
+            .iter()
+            .any(|a| a["metric"]["pod"] == "registry" && grows.contains(&a["metric"]["class"].as_str().unwrap_or(""))),
+        "no JvmMemoryLeak alert for a growing class: {alerts:?}; leakscope_agent_up: {up:?}"
+    );
 }
