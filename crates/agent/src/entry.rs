@@ -127,7 +127,7 @@ pub(crate) unsafe extern "C" fn on_class_file_load(
         }
         // SAFETY: the VM passes `len` bytes of class file.
         let bytes = unsafe { std::slice::from_raw_parts(data, len.max(0) as usize) };
-        let hook = instrument::Hook { class: "io/leakscope/LeakScope", name: "touched" };
+        let hook = instrument::LEAKSCOPE_HOOK;
         let note = match instrument::add_entry_hooks(bytes, hook) {
             Ok(Some((out, methods))) => match a.env.allocate_copy(&out) {
                 Ok(p) => {

@@ -138,6 +138,7 @@ pub fn bind(jni: Jni, class: Jobject, announce: bool) -> bool {
             (c"bound0", c"()Z", bound0 as *const c_void),
             (c"expectDead0", c"(Ljava/lang/Object;)Ljava/lang/String;", expect_dead0 as *const c_void),
             (c"touched0", c"(Ljava/lang/Object;)V", touched0 as *const c_void),
+            (c"created0", c"(Ljava/lang/Object;)V", created0 as *const c_void),
         ],
     );
     ok && (!announce || jni.set_static_boolean(class, c"agent", true))
@@ -145,14 +146,21 @@ pub fn bind(jni: Jni, class: Jobject, announce: bool) -> bool {
 
 /// `LeakScope.touched0(self)`: an instance method of a watched class was entered.
 unsafe extern "C" fn touched0(_jni: *mut c_void, _class: Jobject, o: Jobject) {
-    crate::guard("LeakScope.touched", (), || {
-        let Some(a) = crate::AGENT.get() else { return };
-        if let (Some(w), false) = (a.watch.as_ref(), o.is_null()) {
-            if let Ok(tag) = a.env.get_tag(o) {
-                w.touched(a.env, o, tag);
-            }
+    crate::guard("LeakScope.touched", (), || record_use(o, crate::watch::Use::Method))
+}
+
+/// `LeakScope.created0(self)`: a constructor of a watched class is returning.
+unsafe extern "C" fn created0(_jni: *mut c_void, _class: Jobject, o: Jobject) {
+    crate::guard("LeakScope.created", (), || record_use(o, crate::watch::Use::Creation))
+}
+
+fn record_use(o: Jobject, how: crate::watch::Use) {
+    let Some(a) = crate::AGENT.get() else { return };
+    if let (Some(w), false) = (a.watch.as_ref(), o.is_null()) {
+        if let Ok(tag) = a.env.get_tag(o) {
+            w.touched(a.env, o, tag, how);
         }
-    })
+    }
 }
 
 unsafe extern "C" fn bound0(_jni: *mut c_void, _class: Jobject) -> u8 {
@@ -192,6 +200,15 @@ pub unsafe extern "C" fn Java_io_leakscope_LeakScope_expectDead0(
 #[no_mangle]
 pub unsafe extern "C" fn Java_io_leakscope_LeakScope_touched0(jni: *mut c_void, class: Jobject, o: Jobject) {
     touched0(jni, class, o)
+}
+
+/// `LeakScope.created0`, found by name.
+///
+/// # Safety
+/// Called by the JVM as a JNI native.
+#[no_mangle]
+pub unsafe extern "C" fn Java_io_leakscope_LeakScope_created0(jni: *mut c_void, class: Jobject, o: Jobject) {
+    created0(jni, class, o)
 }
 
 /// `LeakScope.expectDead0(o)`: tags `o`, records the expectation, returns the call site.

@@ -1,6 +1,7 @@
 //! Staleness watching (`--watch rule:A>B>C`, the two-phase detector's phase 2). Every call of
 //! an instance method of the rules' last classes reports `this` to the agent through
-//! `LeakScope.touched(Object)`, a call the agent puts at the entry of each such method
+//! `LeakScope.touched(Object)`, a call the agent puts at the entry of each such method, and
+//! every constructor through `LeakScope.created(Object)`, before its returns
 //! ([`crate::instrument`]); the first call tags the object with an access slot. Heap walks tag
 //! the instances not used yet, and make every watched object a link of
 //! [`crate::walk::Holders`], so that later walks learn what holds it. The last access of each
@@ -41,6 +42,15 @@ pub struct LastAccess {
     pub frame: (JmethodId, Jlocation),
     /// Collected since.
     pub freed: bool,
+}
+
+/// How a watched object was used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Use {
+    /// One of its instance methods was entered.
+    Method,
+    /// One of its constructors is returning: it was just created.
+    Creation,
 }
 
 /// The rules and the access table.
@@ -95,10 +105,12 @@ impl Watch {
     }
 
     /// Records an access to `o` (tagged `tag`) by the calling thread, now; an untagged object
-    /// is tagged first. Reading the stack costs about a microsecond, so the calling frame is
-    /// read at most once per object and [`FRAME_EVERY_MS`]: the location of an object used
-    /// again within that time may be up to that old, its time is exact.
-    pub fn touched(&self, env: Env, o: Jobject, tag: Jlong) {
+    /// is tagged first. Reading the stack costs about a microsecond, so the calling frame of a
+    /// method's use is read at most once per object and [`FRAME_EVERY_MS`]: the location of an
+    /// object used again within that time may be up to that old, its time is exact. Creation
+    /// always reads its frame (the frame that created it) and lets the first use after it read
+    /// its own: an object created and used at once is located at the use.
+    pub fn touched(&self, env: Env, o: Jobject, tag: Jlong, how: Use) {
         let slot = match tag {
             0 => {
                 let Some(s) = self.new_slot() else { return };
@@ -116,11 +128,12 @@ impl Watch {
         let now = self.started.elapsed().as_millis() as u64 + 1;
         a.ms.store(now, Ordering::Relaxed);
         let framed = a.frame_ms.load(Ordering::Relaxed);
-        if framed != 0 && now < framed + FRAME_EVERY_MS {
+        if how == Use::Method && framed != 0 && now < framed + FRAME_EVERY_MS {
             return;
         }
-        a.frame_ms.store(now, Ordering::Relaxed);
-        // touched0 (native), LeakScope.touched, the watched method, its caller.
+        a.frame_ms.store(if how == Use::Creation { 0 } else { now }, Ordering::Relaxed);
+        // touched0 or created0 (native), LeakScope's hook, the watched method or constructor,
+        // its caller.
         let mut frames = [FrameInfo { method: std::ptr::null_mut(), location: 0 }; 4];
         if let Ok(n) = env.stack_trace(&mut frames) {
             if let Some(f) = frames[..n].get(3).or_else(|| frames[..n].last()) {

@@ -6,8 +6,11 @@ import java.util.function.Supplier;
  * Bytecode shapes that an entry hook must not break: switches (whose padding depends on the
  * offset), loops back to the first instruction, exception handlers and finally blocks, wide
  * locals, varargs, pattern-free instanceof, lambdas capturing this, synchronized methods, and
- * an interface default method. Each instance method is called a known number of times; the
- * last line prints how many calls the hook saw.
+ * an interface default method; and constructors, hooked before each return: delegation with
+ * a conditional argument (frames holding uninitializedThis), a `new` on the stack across a
+ * branch (frames holding Uninitialized(offset)), an early return, a loop, a handler, and a
+ * switch (a constructor the rewrite leaves alone). Each instance method and constructor is
+ * called a known number of times; the last line prints how many calls the hook saw.
  */
 public class Hooked {
     static final class Account {
@@ -91,6 +94,37 @@ public class Hooked {
         static int twice(int x) { return 2 * x; }
     }
 
+    static final class Built {
+        final String kind;
+        int total;
+
+        Built(String kind) { this.kind = kind; }
+
+        Built(int n) {
+            this(n < 0 ? "neg" : (n == 0 ? "zero" : "pos"));
+            if (n > 100) return;
+            for (int i = 0; i < n; i++) total += i;
+            try {
+                total += Integer.parseInt(n % 2 == 0 ? "2" : "x");
+            } catch (NumberFormatException e) {
+                total -= 1;
+            }
+        }
+
+        Built(long big) {
+            this(new StringBuilder(big > 0 ? "p" : "n").append(big > 9 ? big : -big).toString());
+        }
+
+        Built(char c) {
+            this("c");
+            switch (c) {
+                case 'a': total = 1; break;
+                case 'b': total = 2; break;
+                default: total = 3;
+            }
+        }
+    }
+
     interface Named {
         default String name() { return "named"; }
     }
@@ -98,7 +132,7 @@ public class Hooked {
     static final class Person implements Named {}
 
     public static void main(String[] args) {
-        Account a = new Account(10);                                  // constructor: not hooked
+        Account a = new Account(10);                                  // 1 (its constructor)
         StringBuilder out = new StringBuilder();
         out.append(a.balance()).append('\n');                         // 1
         a.deposit(5);                                                 // 2
@@ -117,8 +151,17 @@ public class Hooked {
         out.append(a.sync()).append('\n');                            // 20
         out.append(a.whileTop(5)).append('\n');                       // 21
         out.append(Account.twice(4)).append('\n');                    // static: not hooked
-        out.append(new Person().name()).append('\n');                 // 22 (default method)
+        out.append(new Person().name()).append('\n');                 // 22 (default method), and its constructor
         out.append(a.balance()).append('\n');                         // 23
+        // Built(String) runs inside every other constructor of Built.
+        Built b = new Built(5);                                       // 2: Built(String), Built(int)
+        out.append(b.kind).append(b.total).append('\n');
+        b = new Built(200);                                           // 2: the early return
+        out.append(b.kind).append(b.total).append('\n');
+        b = new Built(-12L);                                          // 2
+        out.append(b.kind).append('\n');
+        b = new Built('b');                                           // 1: the switch constructor is left alone
+        out.append(b.kind).append(b.total).append('\n');
         System.out.print(out);
         System.out.println("touched " + io.leakscope.LeakScope.calls);
     }

@@ -64,6 +64,17 @@ public final class LeakScope {
         }
     }
 
+    /**
+     * Called with {@code this} before every return of a constructor of a class that
+     * {@code leakscope run --watch} watches; records when and where a watched object was
+     * created, so that its clock starts then.
+     */
+    public static void created(Object self) {
+        if (agent) {
+            created0(self);
+        }
+    }
+
     private static boolean bound() {
         try {
             return bound0();
@@ -77,6 +88,9 @@ public final class LeakScope {
 
     /** Bound by the agent: records an access to {@code self} if it is watched. */
     private static native void touched0(Object self);
+
+    /** Bound by the agent: records the creation of {@code self} if it is watched. */
+    private static native void created0(Object self);
 
     /** Bound by the agent: tags {@code o} and returns where {@code expectDead} was called. */
     private static native String expectDead0(Object o);
