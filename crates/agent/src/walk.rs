@@ -37,6 +37,11 @@ const BIG_ARRAY: i64 = 64 * 1024;
 const MAX_CONTAINERS: usize = 512;
 /// Objects tagged as containers, watched objects or holders, at most.
 pub const MAX_LINKS: usize = 65_536;
+/// Links kept for containers and their holders, whatever the watched objects take: watched
+/// sessions (tagged at birth by their constructors' hook) and their map nodes filled every
+/// link in a registry's first walk, and the registry's own chain, the leak's holder, was
+/// never learned.
+const RESERVED_FOR_CONTAINERS: usize = 16_384;
 /// How far from a container holders are followed (one level more per walk).
 const MAX_LEVEL: i64 = 6;
 /// What is remembered of the holders of one tagged object.
@@ -57,6 +62,8 @@ enum Held {
 struct Link {
     /// A watched object (`--watch`) and its access slot; not a container or a holder.
     watched: Option<u32>,
+    /// A watched object or a holder of one (else a container or a holder of one).
+    for_watch: bool,
     class: u32,
     level: i64,
     array_class: u32,
@@ -79,7 +86,8 @@ pub struct Holders {
 impl Holders {
     fn add(&mut self, link: Link) -> Option<Jlong> {
         let container = link.level == 0 && link.watched.is_none();
-        if self.links.len() >= MAX_LINKS || (container && self.containers >= MAX_CONTAINERS) {
+        let room = if link.for_watch { MAX_LINKS - RESERVED_FOR_CONTAINERS } else { MAX_LINKS };
+        if self.links.len() >= room || (container && self.containers >= MAX_CONTAINERS) {
             return None;
         }
         self.containers += usize::from(container);
@@ -87,13 +95,13 @@ impl Holders {
         Some(self.links.len() as Jlong - 1)
     }
 
-    /// The chains of the containers the last walk saw.
+    /// The chains of the containers (links that hold a big array) the last walk saw.
     pub fn chains(&self, names: &[String]) -> Vec<HolderChain> {
         let name = |id: u32| class_name(names, id);
         let mut out: Vec<HolderChain> = self
             .links
             .iter()
-            .filter(|l| l.level == 0 && l.watched.is_none() && l.seen_in == self.walks)
+            .filter(|l| l.array_bytes > 0 && l.watched.is_none() && l.seen_in == self.walks)
             .map(|l| HolderChain {
                 container: name(l.class),
                 array: name(l.array_class),
@@ -456,6 +464,7 @@ fn watch(state: &mut State<'_>, tag: Jlong, class_tag: Jlong) -> Option<Jlong> {
     let walks = state.holders.walks;
     let link = Link {
         watched: Some(slot),
+        for_watch: true,
         class,
         level: 0,
         array_class: 0,
@@ -501,8 +510,10 @@ fn track_holders(
                 let referrer_level = (referrer_tag >> 32) & 0xF;
                 held = Held::Instance(c, (referrer_level > level).then_some(referrer_tag as u32));
             } else if referrer_tag == 0 && level < MAX_LEVEL {
+                let for_watch = state.holders.links.get(slot as usize).is_some_and(|l| l.for_watch);
                 let link = Link {
                     watched: None,
+                    for_watch,
                     class: c,
                     level: level + 1,
                     array_class: 0,
@@ -524,7 +535,9 @@ fn track_holders(
         return None;
     }
     let (referrer_class, array_class) = (referrer_class?, class_id(class_tag)?);
-    if referrer_tag & HOLDER_BIT != 0 && (referrer_tag >> 32) & 0xF == 0 {
+    // A holder found first on a watched object's chain (a registry's map, reached from its
+    // sessions) is a container all the same.
+    if referrer_tag & HOLDER_BIT != 0 {
         if let Some(l) = state.holders.links.get_mut(referrer_tag as u32 as usize).filter(|l| l.watched.is_none()) {
             l.array_bytes = size as u64;
             l.array_class = array_class;
@@ -538,6 +551,7 @@ fn track_holders(
     }
     let link = Link {
         watched: None,
+        for_watch: false,
         class: referrer_class,
         level: 0,
         array_class,

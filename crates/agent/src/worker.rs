@@ -52,6 +52,8 @@ struct Worker<'a> {
     /// The last sampled snapshots and what checked each.
     recent: Vec<(HeapSummary, Checked)>,
     candidates: Vec<crate::metrics::Candidate>,
+    /// Whether some class grows enough to walk for (a looser test than a candidate's).
+    worth_a_walk: bool,
     /// The newest walks' summaries (class points-from graphs) and containers' holders: the
     /// slices of the online ranking, as `growth RUN.db` makes them.
     walk_summaries: Vec<HeapSummary>,
@@ -189,6 +191,7 @@ impl<'a> Worker<'a> {
             known_sites: 0,
             recent: Vec::new(),
             candidates: Vec::new(),
+            worth_a_walk: false,
             walk_summaries: Vec::new(),
             walk_holders: Vec::new(),
             walks: 0,
@@ -375,6 +378,12 @@ impl<'a> Worker<'a> {
         let report = growth::analyze_run(&series, &self.walk_summaries, &self.walk_holders, &opts, &[]);
         self.candidates = growth::headline_candidates(&report);
         self.candidates.truncate(crate::metrics::MAX_CANDIDATES);
+        // Walks are planned on a looser test: a class growing by the fixed minimum, even within
+        // its sampling error, is worth a walk, which says whether it holds (the slice needs
+        // walks during the growth). Without it, the Tomcat leak's first candidate came at 75 s
+        // and too few walks followed for a slice by two minutes.
+        let eager = growth::Options { sampling_interval: None, ..opts };
+        self.worth_a_walk = !self.candidates.is_empty() || !growth::analyze(&series, &eager, &[]).candidates.is_empty();
         Ok(())
     }
 
@@ -423,7 +432,7 @@ impl<'a> Worker<'a> {
         };
         let predicted = Duration::from_secs_f64(objects * self.ns_per_object * 1e-9);
         let wanted = self.walks < FIRST_WALKS
-            || !self.candidates.is_empty()
+            || self.worth_a_walk
             || self.last_walk.is_none_or(|(t, _, _)| t.elapsed() >= a.opts.walk_every);
         if !wanted {
             return Ok(false);

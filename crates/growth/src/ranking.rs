@@ -54,6 +54,11 @@ pub struct Options {
     /// A series with times that spans less than this many milliseconds is not judged;
     /// `None` leaves it to the kind of input (an agent's run: [`RUN_MIN_SPAN_MS`]; dumps: 0).
     pub min_span_ms: Option<u64>,
+    /// For sampled snapshots (an agent's run), the mean sampling interval in bytes: a class's
+    /// growth must then exceed the sampling error of its first and last volumes
+    /// ([`sampling_error`]), not only the fixed minimum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_interval: Option<u64>,
 }
 
 /// How long an agent's run must be observed before growth is judged: a service's warm-up
@@ -70,6 +75,7 @@ impl Default for Options {
             noise_factor: 4.0,
             plateau_share: 0.25,
             min_span_ms: None,
+            sampling_interval: None,
         }
     }
 }
@@ -89,9 +95,24 @@ pub fn sampling_error(bytes: u64, interval: u64) -> u64 {
 impl Options {
     /// These options for sampled snapshots taken at mean sampling `interval` bytes: a class's
     /// sampled volume moves in steps of about one interval and a count of samples is noisy
-    /// (Poisson), so growth of fewer than [`SAMPLES_FOR_GROWTH`] intervals is not judged.
+    /// (Poisson), so growth of fewer than [`SAMPLES_FOR_GROWTH`] intervals, or within the
+    /// sampling error of the volumes it is measured between, is not judged.
     pub fn for_samples(&self, interval: u64) -> Options {
-        Options { min_growth_bytes: self.min_growth_bytes.max(SAMPLES_FOR_GROWTH * interval), ..*self }
+        Options {
+            min_growth_bytes: self.min_growth_bytes.max(SAMPLES_FOR_GROWTH * interval),
+            sampling_interval: Some(interval),
+            ..*self
+        }
+    }
+
+    /// Why growth from volume `first` to `last` is within the sampling error, when it is: the
+    /// 95 % error of a difference of two independent estimates, 2·√(interval × (first + last)).
+    /// On a steady service's walk-checked samples, `byte[]` read 1.5 MiB then 3.6 MiB (a
+    /// "growth" over the 2 MiB minimum) and 2.0 MiB ten seconds later.
+    fn within_sampling_error(&self, first: u64, last: u64, growth: u64) -> Option<String> {
+        let interval = self.sampling_interval?;
+        let error = sampling_error(first + last, interval);
+        (growth <= error).then(|| format!("grew {growth} B, within the sampling error of ±{error} B"))
     }
 }
 
@@ -218,7 +239,11 @@ fn judge_kept(volumes: &[u64], at: Option<&[f64]>, o: &Options) -> Verdict {
         Some(x) if steps > 0 => (x[n - 1] - x[n - 1 - w]) / (x[n - 1] - x[f.start]),
         _ => w as f64 / steps.max(1) as f64,
     };
+    let ends = (volumes[f.start.min(n.saturating_sub(1))], volumes.last().copied().unwrap_or(0));
     let rejected = common_tests(f.rank.phases, f.rank.rank, growth, o).or_else(|| {
+        if let Some(why) = o.within_sampling_error(ends.0, ends.1, growth) {
+            return Some(why);
+        }
         if (recent as f64) < o.plateau_share * growth as f64 * late {
             Some(format!("stopped growing (kept volume grew {recent} B over the last {w} intervals)"))
         } else if !f.above_noise(o) {
@@ -320,7 +345,9 @@ fn judge_cork(volumes: &[u64], o: &Options) -> Verdict {
         rank: r.rank,
         phases: r.phases,
         growth_bytes: growth,
-        rejected: common_tests(r.phases, r.rank, growth, o),
+        rejected: common_tests(r.phases, r.rank, growth, o).or_else(|| {
+            o.within_sampling_error(volumes.get(s).copied().unwrap_or(0), volumes.last().copied().unwrap_or(0), growth)
+        }),
     }
 }
 
@@ -378,6 +405,20 @@ mod tests {
 
     fn totals(n: usize) -> Vec<u64> {
         (0..n as u64).map(|i| 100 * MB + i * MB).collect()
+    }
+
+    #[test]
+    fn sampled_growth_within_its_sampling_error_is_no_candidate() {
+        let o = opts(Method::Ratio).for_samples(256 << 10);
+        // A steady service's walk-checked byte[] estimates (issue 17): 1.5 → 3.6 MiB reads as
+        // 2.1 MiB of growth, within the ±2.3 MiB of a difference of such estimates.
+        let noisy = [1536 << 10, 2 * MB, 2662 << 10, 3 * MB, 3686 << 10];
+        let v = judge(&noisy, &totals(5), &o);
+        assert!(v.rejected.as_deref().is_some_and(|r| r.contains("sampling error")), "{v:?}");
+        assert!(judge(&noisy, &totals(5), &opts(Method::Ratio)).rejected.is_none(), "exact volumes: a leak");
+        // Four times the volume grows four times as much, and its error only twice.
+        let leak: Vec<u64> = noisy.iter().map(|v| 4 * v).collect();
+        assert_eq!(judge(&leak, &totals(5), &o).rejected, None);
     }
 
     #[test]

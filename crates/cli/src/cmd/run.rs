@@ -131,9 +131,9 @@ fn flag_names(message: &str) -> String {
   leakscope run --out run.db -- java -Xmx2g -jar service.jar
   leakscope run --out run.db --budget 0.5 --max-pause 200ms \\
       -- java -cp app.jar Main
-  # and for the fleet's monitoring: Prometheus scrapes :9464, OTLP to a local collector
-  leakscope run --out run.db --metrics-port 9464 --otlp http://localhost:4318 \\
-      -- java -jar service.jar
+  # for the fleet's monitoring: a Prometheus scrape and OTLP to a collector
+  leakscope run --out run.db --metrics-port 9464 \\
+      --otlp http://localhost:4318 -- java -jar service.jar
   # every JVM the script starts, one store each
   leakscope run --out 'run-%p.db' -- ./gradlew test
   leakscope growth run.db")]
