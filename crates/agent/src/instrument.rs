@@ -111,11 +111,6 @@ impl<'a> In<'a> {
     }
 }
 
-/// Code offset `pc` once the hook is in front of the code.
-fn shifted(pc: u16) -> R<u16> {
-    pc.checked_add(SHIFT).ok_or(ClassError::BadOffset(pc))
-}
-
 fn put2(out: &mut Vec<u8>, v: u16) {
     out.extend_from_slice(&v.to_be_bytes());
 }
@@ -309,46 +304,52 @@ fn rewrite_code(body: &[u8], methodref: u16, names: &Names) -> R<Option<Vec<u8>>
     out.push(INVOKESTATIC);
     put2(&mut out, methodref);
     out.extend_from_slice(code);
+    map_tables(&mut r, &mut out, names, &|pc: u16| pc.checked_add(SHIFT).ok_or(ClassError::BadOffset(pc)))?;
+    Ok(Some(out))
+}
+
+/// The rest of a `Code` attribute after its code, read from `r` onto `out` with every code
+/// offset moved by `map`: the exception table, and the stack map, line and local variable
+/// tables. A local variable range from 0 (`this`, the parameters) stays at 0 and grows to
+/// cover what was inserted there; the others move.
+fn map_tables(r: &mut In<'_>, out: &mut Vec<u8>, names: &Names, map: &impl Fn(u16) -> R<u16>) -> R<()> {
     let handlers = r.u2()?;
-    put2(&mut out, handlers);
+    put2(out, handlers);
     for _ in 0..handlers {
         for _ in 0..3 {
-            put2(&mut out, shifted(r.u2()?)?);
+            put2(out, map(r.u2()?)?);
         }
-        put2(&mut out, r.u2()?); // catch type
+        put2(out, r.u2()?); // catch type
     }
     let attrs = r.u2()?;
-    put2(&mut out, attrs);
+    put2(out, attrs);
     for _ in 0..attrs {
         let name = r.u2()?;
         let len = r.u4()? as usize;
         let a = r.bytes(len)?;
         let body = if Some(name) == names.stack_map {
-            shift_stack_map(a)?
+            map_stack_map(a, map)?
         } else if Some(name) == names.lines {
             shift_table(a, 4, |e| {
-                e[0] = shifted(e[0])?;
+                e[0] = map(e[0])?;
                 Ok(())
             })?
         } else if Some(name) == names.locals || Some(name) == names.local_types {
-            // start_pc, length, name, descriptor, index: a range from 0 (`this`, the
-            // parameters) grows to cover the hook; the others move.
             shift_table(a, 10, |e| {
-                if e[0] == 0 {
-                    e[1] = shifted(e[1])?;
-                } else {
-                    e[0] = shifted(e[0])?;
-                }
+                let end = e[0].checked_add(e[1]).ok_or(ClassError::BadOffset(e[0]))?;
+                let start = if e[0] == 0 { 0 } else { map(e[0])? };
+                e[1] = map(end)? - start;
+                e[0] = start;
                 Ok(())
             })?
         } else {
             a.to_vec()
         };
-        put2(&mut out, name);
-        put4(&mut out, body.len() as u32);
+        put2(out, name);
+        put4(out, body.len() as u32);
         out.extend_from_slice(&body);
     }
-    Ok(Some(out))
+    Ok(())
 }
 
 /// The length of the instruction at `pc`, or `None` for one a constructor's rewrite leaves
@@ -431,42 +432,7 @@ fn rewrite_constructor(body: &[u8], methodref: u16, names: &Names) -> R<Option<V
             _ => {}
         }
     }
-    let handlers = r.u2()?;
-    put2(&mut out, handlers);
-    for _ in 0..handlers {
-        for _ in 0..3 {
-            put2(&mut out, map16(r.u2()?)?);
-        }
-        put2(&mut out, r.u2()?); // catch type
-    }
-    let attrs = r.u2()?;
-    put2(&mut out, attrs);
-    for _ in 0..attrs {
-        let name = r.u2()?;
-        let len = r.u4()? as usize;
-        let a = r.bytes(len)?;
-        let body = if Some(name) == names.stack_map {
-            map_stack_map(a, &map16)?
-        } else if Some(name) == names.lines {
-            shift_table(a, 4, |e| {
-                e[0] = map16(e[0])?;
-                Ok(())
-            })?
-        } else if Some(name) == names.locals || Some(name) == names.local_types {
-            shift_table(a, 10, |e| {
-                let end = e[0].checked_add(e[1]).ok_or(ClassError::BadOffset(e[0]))?;
-                let start = map16(e[0])?;
-                e[1] = map16(end)? - start;
-                e[0] = start;
-                Ok(())
-            })?
-        } else {
-            a.to_vec()
-        };
-        put2(&mut out, name);
-        put4(&mut out, body.len() as u32);
-        out.extend_from_slice(&body);
-    }
+    map_tables(&mut r, &mut out, names, &map16)?;
     Ok(Some(out))
 }
 
@@ -565,47 +531,6 @@ fn shift_table(a: &[u8], size: usize, f: impl Fn(&mut [u16; 2]) -> R<()>) -> R<V
     Ok(out)
 }
 
-/// The `StackMapTable` with its first frame 4 bytes later: the others are relative to it.
-/// A compact first frame whose delta no longer fits its tag becomes the extended form.
-fn shift_stack_map(a: &[u8]) -> R<Vec<u8>> {
-    let mut r = In::new(a);
-    let n = r.u2()?;
-    let mut out = Vec::with_capacity(a.len() + 2);
-    put2(&mut out, n);
-    if n == 0 {
-        return Ok(out);
-    }
-    let ty = r.u1()?;
-    match ty {
-        0..=63 => {
-            let delta = u16::from(ty) + SHIFT;
-            if delta <= 63 {
-                out.push(delta as u8);
-            } else {
-                out.push(251); // same_frame_extended
-                put2(&mut out, delta);
-            }
-        }
-        64..=127 => {
-            let delta = u16::from(ty - 64) + SHIFT;
-            if delta <= 63 {
-                out.push(64 + delta as u8);
-            } else {
-                out.push(247); // same_locals_1_stack_item_frame_extended
-                put2(&mut out, delta);
-            }
-        }
-        247..=255 => {
-            out.push(ty);
-            put2(&mut out, shifted(r.u2()?)?);
-        }
-        other => return Err(ClassError::BadFrame(other)),
-    }
-    // The rest of the first frame and every later frame are unchanged.
-    out.extend_from_slice(&a[r.at()..]);
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -613,12 +538,15 @@ mod tests {
     const HOOK: Hook<'static> = LEAKSCOPE_HOOK;
 
     #[test]
-    fn compact_first_frames_grow_into_extended_ones() {
-        assert_eq!(shift_stack_map(&[0, 1, 10]).unwrap(), vec![0, 1, 14]);
-        assert_eq!(shift_stack_map(&[0, 1, 62]).unwrap(), vec![0, 1, 251, 0, 66]);
-        assert_eq!(shift_stack_map(&[0, 2, 64 + 61, 1, 3]).unwrap(), vec![0, 2, 247, 0, 65, 1, 3]);
-        assert_eq!(shift_stack_map(&[0, 1, 255, 0, 7, 9]).unwrap(), vec![0, 1, 255, 0, 11, 9]);
-        assert_eq!(shift_stack_map(&[0, 1, 200]), Err(ClassError::BadFrame(200)));
+    fn entry_hook_frames_move_by_four_and_compact_ones_grow_into_extended_ones() {
+        let entry = |pc: u16| Ok(pc + SHIFT);
+        assert_eq!(map_stack_map(&[0, 1, 10], &entry).unwrap(), vec![0, 1, 14]);
+        assert_eq!(map_stack_map(&[0, 1, 62], &entry).unwrap(), vec![0, 1, 251, 0, 66]);
+        assert_eq!(map_stack_map(&[0, 2, 64 + 61, 1, 3], &entry).unwrap(), vec![0, 2, 247, 0, 65, 1, 3]);
+        // The second frame is relative to the first: it does not move again. A `new` at 5
+        // on the stack (Uninitialized(5)) is at 9 once the hook is in front.
+        assert_eq!(map_stack_map(&[0, 2, 3, 64 + 2, 8, 0, 5], &entry).unwrap(), vec![0, 2, 7, 64 + 2, 8, 0, 9]);
+        assert_eq!(map_stack_map(&[0, 1, 200], &entry), Err(ClassError::BadFrame(200)));
     }
 
     #[test]

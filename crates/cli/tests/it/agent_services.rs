@@ -437,7 +437,7 @@ fn our_session_registry_leak_and_a_full_cache_by_run() {
         "--otlp-every".into(),
         "5s".into(),
         "--watch".into(),
-        "rule:Registry>UserSession".into(),
+        "rule:UserSession".into(),
     ];
     let mut services = [
         start_with(&jdk, &cp, dir.path(), "registry", By::Run, &flags),
@@ -461,9 +461,12 @@ fn our_session_registry_leak_and_a_full_cache_by_run() {
     assert_stale_from_birth(&services[0]);
 }
 
-/// The sessions, never used after their constructor, are stale by their path from the
+/// The sessions, never used after their constructor, are stale by their path towards the
 /// registry's static map, each aged from its creation (the constructor's hook tagged it then),
 /// and located where the service creates them (the line of `new UserSession` in the source).
+/// The walks learn the path one holder per walk, so within two minutes on a busy machine it
+/// may not reach `class Services$Registry` yet (`…` first); its nearest holder, the map's
+/// node, is known from the second walk on.
 fn assert_stale_from_birth(s: &Service) {
     let out = leakscope(&["stale", s.db.to_str().unwrap(), "--json"]);
     assert!(out.status.success(), "stale: {}", String::from_utf8_lossy(&out.stderr));
@@ -476,9 +479,10 @@ fn assert_stale_from_birth(s: &Service) {
         .iter()
         .find(|p| {
             let path: Vec<&str> = p["path"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
-            path.first() == Some(&"class Services$Registry") && path.last() == Some(&"Services$UserSession")
+            path.ends_with(&["java.util.concurrent.ConcurrentHashMap$Node", "Services$UserSession"])
+                && (path[0] == "class Services$Registry" || path[0] == "…")
         })
-        .unwrap_or_else(|| panic!("no stale path from class Services$Registry: {report:#}"));
+        .unwrap_or_else(|| panic!("no stale path towards class Services$Registry: {report:#}"));
     assert_eq!(leaked["location"], created.as_str(), "{leaked}");
     // 300 sessions a second for two minutes, the oldest made at the start. The walks follow
     // the paths of as many as their links allow (a session and its map node each take one).

@@ -8,7 +8,7 @@ import java.util.function.Supplier;
  * locals, varargs, pattern-free instanceof, lambdas capturing this, synchronized methods, and
  * an interface default method; and constructors, hooked before each return: delegation with
  * a conditional argument (frames holding uninitializedThis), a `new` on the stack across a
- * branch (frames holding Uninitialized(offset)), an early return, a loop, a handler, and a
+ * branch (frames holding Uninitialized(offset), also in a method), an early return, a loop, a handler, and a
  * switch (a constructor the rewrite leaves alone). Each instance method and constructor is
  * called a known number of times; the last line prints how many calls the hook saw.
  */
@@ -84,6 +84,8 @@ public class Hooked {
 
         synchronized int sync() { return log.size(); }
 
+        String tagged(boolean b) { return new StringBuilder(b ? "t" : "f").append(balance).toString(); }
+
         int whileTop(int n) {
             int i = 0;
             while (true) {
@@ -153,6 +155,7 @@ public class Hooked {
         out.append(Account.twice(4)).append('\n');                    // static: not hooked
         out.append(new Person().name()).append('\n');                 // 22 (default method), and its constructor
         out.append(a.balance()).append('\n');                         // 23
+        out.append(a.tagged(true)).append('\n');                      // 24: a `new` across a branch
         // Built(String) runs inside every other constructor of Built.
         Built b = new Built(5);                                       // 2: Built(String), Built(int)
         out.append(b.kind).append(b.total).append('\n');
