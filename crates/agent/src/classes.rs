@@ -13,9 +13,55 @@ pub const REFERENCE_BIT: Jlong = 1 << 61;
 /// Tag bit of a sampled object; the low 32 bits are its slot.
 pub const SAMPLE_BIT: Jlong = 1 << 60;
 
-/// Tag bit of an object that holds a big array (a container) or holds such a holder; bits
-/// 32..35 are its distance from the container, the low 32 bits its slot.
+/// Tag bit of an object a heap walk keeps a link for (`walk::Holders`): a container of a big
+/// array, a watched object, or an object on the path that holds one. The link's slot is in
+/// the low 32 bits, or, for a sampled object (whose low bits are its sample slot), in
+/// bits 32..55.
 pub const HOLDER_BIT: Jlong = 1 << 59;
+/// Where a sampled object's link slot sits.
+const SAMPLE_LINK_SHIFT: u32 = 32;
+const SAMPLE_LINK_MASK: Jlong = (1 << 24) - 1;
+/// Link slots, at most (what a sampled object's tag can hold).
+pub const MAX_LINK_SLOTS: usize = 1 << 24;
+
+/// The link slot in a tag, if it has one.
+#[inline]
+pub fn link_of(tag: Jlong) -> Option<u32> {
+    if tag & HOLDER_BIT == 0 {
+        None
+    } else if tag & SAMPLE_BIT != 0 {
+        Some(((tag >> SAMPLE_LINK_SHIFT) & SAMPLE_LINK_MASK) as u32)
+    } else {
+        Some(tag as u32)
+    }
+}
+
+/// `tag` with link slot `link` added, if it can carry one: an untagged, sampled or watched
+/// object can; a class, an object expected dead (its slot bits are taken) or one that already
+/// has a link cannot.
+#[inline]
+pub fn with_link(tag: Jlong, link: u32) -> Option<Jlong> {
+    if tag & (CLASS_BIT | HOLDER_BIT | crate::expect::EXPECT_BIT) != 0 || link as usize >= MAX_LINK_SLOTS {
+        None
+    } else if tag & SAMPLE_BIT != 0 {
+        Some(tag | HOLDER_BIT | (Jlong::from(link) << SAMPLE_LINK_SHIFT))
+    } else {
+        Some(tag | HOLDER_BIT | Jlong::from(link))
+    }
+}
+
+/// `tag` without its link: what the sampler, the watch or nothing (a plain holder) gave it.
+#[inline]
+pub fn without_link(tag: Jlong) -> Jlong {
+    if tag & HOLDER_BIT == 0 {
+        tag
+    } else if tag & SAMPLE_BIT != 0 {
+        tag & !(HOLDER_BIT | (SAMPLE_LINK_MASK << SAMPLE_LINK_SHIFT))
+    } else {
+        // The low 32 bits and the four above them, which once held a holder's level.
+        tag & !(HOLDER_BIT | 0xF_FFFF_FFFF)
+    }
+}
 
 /// Tag bit of a watched object (`--watch`); bits 36..57 are its access slot (the bits an
 /// expectation uses: an object is watched or expected dead, not both). Once a walk has
@@ -82,3 +128,25 @@ impl Classes {
 
 /// `java/lang/ref/Reference` as a JNI name.
 pub const REFERENCE: &CStr = c"java/lang/ref/Reference";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_rides_beside_what_the_tag_had_and_leaves_it_as_it_was() {
+        let watched = crate::watch::tag_of(9);
+        for tag in [0, SAMPLE_BIT | 123_456, watched] {
+            let linked = with_link(tag, 70_000).unwrap();
+            assert_eq!(link_of(linked), Some(70_000), "{tag:x}");
+            assert_eq!(without_link(linked), tag);
+            assert_eq!(with_link(linked, 1), None, "one link per object");
+        }
+        assert_eq!(with_link(SAMPLE_BIT | 5, 3).map(|t| t as u32), Some(5), "the sample slot stays");
+        assert_eq!(crate::watch::slot_of(with_link(watched, 70_000).unwrap()), Some(9));
+        assert_eq!(with_link(CLASS_BIT | 3, 1), None);
+        assert_eq!(with_link(crate::expect::EXPECT_BIT, 1), None);
+        assert_eq!(with_link(0, MAX_LINK_SLOTS as u32), None);
+        assert_eq!(link_of(SAMPLE_BIT | 5), None);
+    }
+}

@@ -80,6 +80,9 @@ pub(crate) unsafe extern "C" fn on_object_free(_jvmti: *mut c_void, tag: Jlong) 
         if let Some(a) = AGENT.get() {
             a.sampler.freed(tag);
             a.expectations.freed(tag);
+            if crate::classes::link_of(tag).is_some() {
+                a.freed_links.lock().unwrap_or_else(|p| p.into_inner()).push(tag);
+            }
             if let Some(w) = &a.watch {
                 w.freed(tag);
             }

@@ -231,7 +231,8 @@ unsafe extern "C" fn expect_dead0(jni: *mut c_void, _class: Jobject, o: Jobject)
         let e = Expectation { class, site: site.clone(), at_ms: crate::worker::now_ms(), freed: false, checked: None };
         if let Some(slot) = a.expectations.add(e) {
             // A watched object's slot bits are its access slot: it stops being watched.
-            let kept = if old & WATCH_BIT != 0 { 0 } else { old };
+            // A heap walk's link is dropped: its slot bits are the expectation's now.
+            let kept = if old & WATCH_BIT != 0 { 0 } else { crate::classes::without_link(old) };
             let _ = a.env.set_tag(o, kept | EXPECT_BIT | (Jlong::from(slot) << SLOT_SHIFT));
         }
         jni.new_string(&site)

@@ -713,6 +713,94 @@ impl Jni {
         true
     }
 
+    /// Writes an HPROF dump of this JVM's heap to `path` (which must end in `.hprof` and not
+    /// exist) with `HotSpotDiagnosticMXBean.dumpHeap`, live objects only when `live` (the JVM
+    /// collects first). The error is the Java exception's text.
+    pub fn dump_heap(&self, path: &str, live: bool) -> Result<(), String> {
+        if !self.push_local_frame(16) {
+            return Err("no room for local references".into());
+        }
+        let r = self.dump_heap_in_frame(path, live);
+        self.pop_local_frame();
+        r
+    }
+
+    fn dump_heap_in_frame(&self, path: &str, live: bool) -> Result<(), String> {
+        let factory = self.find_class(c"java/lang/management/ManagementFactory").ok_or("no java.lang.management")?;
+        let bean_class =
+            self.find_class(c"com/sun/management/HotSpotDiagnosticMXBean").ok_or("no HotSpotDiagnosticMXBean")?;
+        let static_id = jni_fn!(self, GetStaticMethodID, Err("JNI".into()));
+        let method_id = jni_fn!(self, GetMethodID, Err("JNI".into()));
+        let call_static = jni_fn!(self, CallStaticObjectMethodA, Err("JNI".into()));
+        let call_void = jni_fn!(self, CallVoidMethodA, Err("JNI".into()));
+        // SAFETY: valid class references and C strings; the argument arrays match the
+        // signatures; every call's exception is checked before the next.
+        unsafe {
+            let get = static_id(
+                self.0,
+                factory.cast(),
+                c"getPlatformMXBean".as_ptr(),
+                c"(Ljava/lang/Class;)Ljava/lang/management/PlatformManagedObject;".as_ptr(),
+            );
+            self.exception("ManagementFactory.getPlatformMXBean")?;
+            let bean = call_static(self.0, factory.cast(), get, [jni_sys::jvalue { l: bean_class.cast() }].as_ptr());
+            self.exception("getPlatformMXBean")?;
+            if bean.is_null() {
+                return Err("this JVM has no HotSpotDiagnosticMXBean".into());
+            }
+            let dump = method_id(self.0, bean_class.cast(), c"dumpHeap".as_ptr(), c"(Ljava/lang/String;Z)V".as_ptr());
+            self.exception("HotSpotDiagnosticMXBean.dumpHeap")?;
+            let file = self.new_string(path);
+            if file.is_null() {
+                return Err("out of memory".into());
+            }
+            let args = [jni_sys::jvalue { l: file.cast() }, jni_sys::jvalue { z: u8::from(live) }];
+            call_void(self.0, bean, dump, args.as_ptr());
+            self.exception("dumpHeap")
+        }
+    }
+
+    /// The pending exception's text (`Throwable.toString`), cleared, as an error of `what`.
+    fn exception(&self, what: &str) -> Result<(), String> {
+        let occurred = jni_fn!(self, ExceptionOccurred, Ok(()));
+        // SAFETY: plain call.
+        let e = unsafe { occurred(self.0) };
+        if e.is_null() {
+            return Ok(());
+        }
+        self.clear_exception();
+        let text = self.text_of(e.cast()).unwrap_or_else(|| "an exception".into());
+        self.delete_local(e.cast());
+        Err(format!("{what}: {text}"))
+    }
+
+    /// `o.toString()`, or none if it throws.
+    fn text_of(&self, o: Jobject) -> Option<String> {
+        let object = self.find_class(c"java/lang/Object")?;
+        let method_id = jni_fn!(self, GetMethodID, None);
+        let call = jni_fn!(self, CallObjectMethodA, None);
+        let chars = jni_fn!(self, GetStringUTFChars, None);
+        let release = jni_fn!(self, ReleaseStringUTFChars, None);
+        // SAFETY: `o` is a valid reference, the method exists on every object, and the string's
+        // UTF chars are released after they are copied.
+        unsafe {
+            let m = method_id(self.0, object.cast(), c"toString".as_ptr(), c"()Ljava/lang/String;".as_ptr());
+            self.delete_local(object);
+            let s = call(self.0, o.cast(), m, std::ptr::null());
+            if s.is_null() {
+                self.clear_exception();
+                return None;
+            }
+            let p = chars(self.0, s, std::ptr::null_mut());
+            let text = (!p.is_null()).then(|| std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned());
+            if !p.is_null() {
+                release(self.0, s, p);
+            }
+            self.delete_local(s.cast());
+            text
+        }
+    }
+
     fn clear_exception(&self) {
         let f = jni_fn!(self, ExceptionClear);
         // SAFETY: plain call.

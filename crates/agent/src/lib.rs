@@ -61,6 +61,8 @@ struct Agent {
     object_free: bool,
     sampler: sampler::Sampler,
     expectations: expect::Expectations,
+    /// Tags of linked objects (`walk::Holders`) the collector freed, for the next walk.
+    freed_links: Mutex<Vec<jvmti::Jlong>>,
     /// Staleness watching, when rules were given.
     watch: Option<watch::Watch>,
     /// What the class file load hook did, for the worker to record.
@@ -204,6 +206,7 @@ fn load(vm: Vm, text: &str, live: bool) -> Jint {
         sampling,
         object_free,
         expectations: expect::Expectations::default(),
+        freed_links: Mutex::new(Vec::new()),
         watch,
         instrumented: Mutex::new(Vec::new()),
         hooked: Mutex::new(Vec::new()),

@@ -185,15 +185,26 @@ impl Sampler {
         n
     }
 
-    /// Estimated volumes by class id.
-    pub fn classes(&self) -> Vec<Volume> {
-        self.table.lock().unwrap_or_else(|p| p.into_inner()).classes.clone()
-    }
-
-    /// Estimated volumes by site id, with each site's class.
-    pub fn sites(&self) -> Vec<(u32, Volume)> {
+    /// Estimated volumes by class id, and by site id with each site's class; with `judged`
+    /// (the sequence number a walk began at), only of the samples that walk judged. Right
+    /// after a walk, the samples taken since it began (while it waited for its safepoint and
+    /// while its result was stored) are mostly garbage nothing has judged: a steady Tomcat's
+    /// walk-checked estimate read 16.3 MiB against the walk's exact 6.4 MiB on a busy machine.
+    pub fn volumes(&self, judged: Option<u64>) -> (Vec<Volume>, Vec<(u32, Volume)>) {
         let t = self.table.lock().unwrap_or_else(|p| p.into_inner());
-        t.site_class.iter().copied().zip(t.by_site.iter().copied()).collect()
+        let mut classes = t.classes.clone();
+        let mut sites = t.by_site.clone();
+        if let Some(before) = judged {
+            for s in t.samples.iter().filter(|s| s.weight > 0 && !s.unreached && s.seq >= before) {
+                if let Some(v) = classes.get_mut(s.class as usize) {
+                    add(v, s, -1.0);
+                }
+                if let Some(v) = sites.get_mut(s.site as usize) {
+                    add(v, s, -1.0);
+                }
+            }
+        }
+        (classes, t.site_class.iter().copied().zip(sites).collect())
     }
 
     /// The class and frames of each site from id `from` on, in site id order.
@@ -240,12 +251,12 @@ mod tests {
         let a = s.record(0, 64, &frame);
         let b = s.record(0, 64, &frame);
         let c = s.record(1, 4096, &[]);
-        assert_eq!(s.classes()[0].live_samples, 2);
+        assert_eq!(s.volumes(None).0[0].live_samples, 2);
         s.freed(a);
         s.freed(c);
         s.freed(12345); // not a sample tag: ignored
         assert_eq!(s.drain_freed(), 2);
-        let classes = s.classes();
+        let classes = s.volumes(None).0;
         assert_eq!(classes[0].live_samples, 1);
         assert!((classes[0].live_bytes - weight(64, 1024.0).trunc()).abs() < 1.0);
         assert_eq!(classes[1].live_bytes, 0.0);
@@ -256,7 +267,7 @@ mod tests {
         s.forget(b);
         s.forget(b);
         assert_eq!(s.live_samples(), 1);
-        assert_eq!(s.sites().len(), 2);
+        assert_eq!(s.volumes(None).1.len(), 2);
     }
 
     #[test]
@@ -268,13 +279,15 @@ mod tests {
         let slot = |t: Jlong| t as u32;
         // The walk reached samples 0 and 2; 1 and 3 are dead, the late one is too new to judge.
         assert_eq!(s.unreached(before, &[slot(tags[0]), slot(tags[2])]), 2);
-        assert_eq!(s.classes()[0].live_samples, 3);
+        assert_eq!(s.volumes(None).0[0].live_samples, 3);
         assert_eq!(s.unreached(before, &[slot(tags[0]), slot(tags[2])]), 0);
+        // Right after the walk, the late sample is left out of what the walk judged.
+        assert_eq!(s.volumes(Some(before)).0[0].live_samples, 2);
         // Their ObjectFree later frees the slots without counting them twice.
         s.freed(tags[1]);
         s.freed(late);
         s.drain_freed();
-        assert_eq!(s.classes()[0].live_samples, 2);
+        assert_eq!(s.volumes(None).0[0].live_samples, 2);
         assert_eq!(s.live_samples(), 3);
     }
 }

@@ -54,6 +54,13 @@ struct Worker<'a> {
     candidates: Vec<crate::metrics::Candidate>,
     /// Whether some class grows enough to walk for (a looser test than a candidate's).
     worth_a_walk: bool,
+    /// The sample sequence number the last walk began at: the samples it judged are older.
+    walk_began: u64,
+    /// Whether the candidates were ranked on checked snapshots (not on a collector's sawtooth).
+    ranked_checked: bool,
+    /// Heap dumps captured (`capture_on_leak`), and when the last was taken or declined.
+    captures: u32,
+    last_capture: Option<Instant>,
     /// The newest walks' summaries (class points-from graphs) and containers' holders: the
     /// slices of the online ranking, as `growth RUN.db` makes them.
     walk_summaries: Vec<HeapSummary>,
@@ -69,8 +76,9 @@ struct Worker<'a> {
     ns_per_object: f64,
     last_skip_note: Option<Instant>,
     last_try: Option<Instant>,
-    /// Watched objects of the last walk: slot, class id, holders outwards.
-    watched_paths: Vec<(u32, u32, Vec<String>)>,
+    /// Watched objects walks reached, by access slot: class id, and holders outwards as the
+    /// last walk that reached them saw them (a collected object keeps its last path).
+    watched_paths: std::collections::BTreeMap<u32, (u32, Vec<String>)>,
     /// When each watched slot was first seen tagged, ms since the epoch.
     tagged_ms: rustc_hash::FxHashMap<u32, u64>,
     /// What was last written per watched slot.
@@ -192,6 +200,10 @@ impl<'a> Worker<'a> {
             recent: Vec::new(),
             candidates: Vec::new(),
             worth_a_walk: false,
+            ranked_checked: false,
+            walk_began: 0,
+            captures: 0,
+            last_capture: None,
             walk_summaries: Vec::new(),
             walk_holders: Vec::new(),
             walks: 0,
@@ -203,7 +215,7 @@ impl<'a> Worker<'a> {
             ns_per_object: FIRST_NS_PER_OBJECT,
             last_skip_note: None,
             last_try: None,
-            watched_paths: Vec::new(),
+            watched_paths: Default::default(),
             tagged_ms: Default::default(),
             watched_written: Default::default(),
             locations: Default::default(),
@@ -300,7 +312,14 @@ impl<'a> Worker<'a> {
         if self.a.opts.walks && self.maybe_walk(gc)? {
             // Right after a walk the samples it did not reach are out: an exact snapshot.
             self.record_sample(gc, Checked::Walk)?;
+            // The first walk learns which classes lie on the paths to containers and watched
+            // objects (one level of holders); the second, wanted anyway, names whole paths:
+            // it comes at once rather than a tick later.
+            if self.walks == 1 && self.maybe_walk(gc)? {
+                self.record_sample(gc, Checked::Walk)?;
+            }
         }
+        self.maybe_capture()?;
         self.publish("running");
         Ok(())
     }
@@ -319,7 +338,8 @@ impl<'a> Worker<'a> {
         }
         let names = a.classes.names();
         let name = |id: usize| names.get(id).cloned().unwrap_or_else(|| format!("(class #{id})"));
-        let volumes = a.sampler.classes();
+        let judged = (checked == Checked::Walk).then_some(self.walk_began);
+        let (volumes, site_volumes) = a.sampler.volumes(judged);
         let classes: Vec<SampledClass> = volumes
             .iter()
             .enumerate()
@@ -332,9 +352,7 @@ impl<'a> Worker<'a> {
             })
             .collect();
         self.describe_new_sites(&names)?;
-        let mut sites: Vec<(u32, u64, u64)> = a
-            .sampler
-            .sites()
+        let mut sites: Vec<(u32, u64, u64)> = site_volumes
             .iter()
             .enumerate()
             .filter(|(_, (_, v))| v.live_samples > 0)
@@ -370,11 +388,8 @@ impl<'a> Worker<'a> {
         // enough, so that a collector's sawtooth does not trigger walks.
         let checked: Vec<HeapSummary> =
             self.recent.iter().filter(|(_, c)| *c >= Checked::Collection).map(|(s, _)| s.clone()).collect();
-        let series = if checked.len() >= opts.ratio.min_phases as usize + 2 {
-            checked
-        } else {
-            self.recent.iter().map(|(s, _)| s.clone()).collect()
-        };
+        self.ranked_checked = checked.len() >= opts.ratio.min_phases as usize + 2;
+        let series = if self.ranked_checked { checked } else { self.recent.iter().map(|(s, _)| s.clone()).collect() };
         let report = growth::analyze_run(&series, &self.walk_summaries, &self.walk_holders, &opts, &[]);
         self.candidates = growth::headline_candidates(&report);
         self.candidates.truncate(crate::metrics::MAX_CANDIDATES);
@@ -469,6 +484,7 @@ impl<'a> Worker<'a> {
         registered.map_err(|e| format!("cannot list loaded classes ({e})"))?;
         let before = a.sampler.next_seq();
         let watched_classes = a.watch.as_ref().map(|w| w.watched_classes(&a.classes.names())).unwrap_or_default();
+        self.holders.freed(&std::mem::take(&mut *a.freed_links.lock().unwrap_or_else(|p| p.into_inner())));
         let walk = match crate::walk::walk(
             a.env,
             || a.classes.names(),
@@ -503,6 +519,7 @@ impl<'a> Worker<'a> {
             }
         };
         a.sampler.unreached(before, &walk.seen_samples);
+        self.walk_began = before;
         let mut summary = walk.summary;
         summary.source = format!("gc {gc} (walk)");
         summary.time_ms = Some(now_ms());
@@ -516,6 +533,9 @@ impl<'a> Worker<'a> {
         }
         self.last_walk = Some((Instant::now(), summary.total_instances, summary.total_bytes as f64));
         self.store.write_walk(&summary, walk.pause.as_secs_f64() * 1000.0, &walk.holders).map_err(|e| e.to_string())?;
+        let (links, added) = self.holders.counts();
+        let links = format!("{links} objects linked after the last walk, which linked {added} on paths");
+        self.store.set_meta("walk_links", &links).map_err(|e| e.to_string())?;
         self.walk_summaries.push(summary.clone());
         if self.walk_summaries.len() > RECENT_WALKS {
             self.walk_summaries.remove(0);
@@ -532,6 +552,51 @@ impl<'a> Worker<'a> {
         Ok(true)
     }
 
+    /// Takes a live heap dump beside the run store once a candidate is confirmed (the run is
+    /// judged, and ranked on checked snapshots): at most one per `capture_every`, and none
+    /// while the live heap (the last walk's, else the sampled estimate) is over
+    /// `capture_max_heap`, which is said once per `capture_every` instead.
+    fn maybe_capture(&mut self) -> Result<(), String> {
+        let a = self.a;
+        let judged = a.started.elapsed() >= Duration::from_millis(growth::RUN_MIN_SPAN_MS);
+        let confirmed = a.opts.capture_on_leak && judged && self.ranked_checked;
+        let Some(class) = self.candidates.first().filter(|_| confirmed).map(|c| c.class.clone()) else {
+            return Ok(());
+        };
+        if self.last_capture.is_some_and(|t| t.elapsed() < a.opts.capture_every) {
+            return Ok(());
+        }
+        self.last_capture = Some(Instant::now());
+        let live = match self.last_walk {
+            Some((_, _, bytes)) => bytes as u64,
+            None => self.recent.last().map_or(0, |s| s.0.total_bytes),
+        };
+        let reason = format!("{class} grows ({} live)", report::human_bytes(live));
+        if live > a.opts.capture_max_heap {
+            let msg = format!(
+                "heap dump not captured: the live heap ({}) is over capture_max_heap ({}); {reason}",
+                report::human_bytes(live),
+                report::human_bytes(a.opts.capture_max_heap)
+            );
+            return self.store.event(now_ms(), &msg).map_err(|e| e.to_string());
+        }
+        let n = self.captures + 1;
+        let path = runstore::capture_file(&a.opts.out, n);
+        // The JVM refuses to overwrite: a dump of an earlier run under this name goes.
+        let _ = std::fs::remove_file(&path);
+        let started = Instant::now();
+        let msg = match self.jni.dump_heap(&path.to_string_lossy(), true) {
+            Ok(()) => {
+                self.captures = n;
+                let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+                self.store.write_capture(now_ms(), &file, live, &reason).map_err(|e| e.to_string())?;
+                format!("heap dump captured in {:.1} s: {} ({reason})", started.elapsed().as_secs_f64(), path.display())
+            }
+            Err(e) => format!("heap dump capture failed: {e}"),
+        };
+        self.store.event(now_ms(), &msg).map_err(|e| e.to_string())
+    }
+
     /// Writes the watched objects whose last use changed (all of them after a walk, which
     /// may have tagged new ones and learned more of what holds them).
     fn write_watched(&mut self, after_walk: bool) -> Result<(), String> {
@@ -544,14 +609,14 @@ impl<'a> Worker<'a> {
         let names = a.classes.names();
         if after_walk {
             let now = now_ms();
-            self.watched_paths = self.holders.watched(&names);
-            for (slot, _, _) in &self.watched_paths {
-                self.tagged_ms.entry(*slot).or_insert(now);
+            for (slot, class, path) in self.holders.watched(&names) {
+                self.tagged_ms.entry(slot).or_insert(now);
+                self.watched_paths.insert(slot, (class, path));
             }
         }
         let epoch = now_ms().saturating_sub(w.now_ms());
         let mut rows = Vec::new();
-        for (slot, class, holders) in &self.watched_paths {
+        for (slot, (class, holders)) in &self.watched_paths {
             let Some(last) = w.last(*slot) else { continue };
             let key = (last.ms, last.freed);
             if !after_walk && self.watched_written.get(slot) == Some(&key) {

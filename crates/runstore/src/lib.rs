@@ -12,8 +12,8 @@ mod writer;
 
 pub use options::Options;
 pub use reader::{
-    read, Checked, ClassVolumeRow, EdgeRow, HolderRow, Run, SiteRow, SnapshotKind, SnapshotRow, StoredExpectation,
-    WatchedObject,
+    read, Capture, Checked, ClassVolumeRow, EdgeRow, HolderRow, Run, SiteRow, SnapshotKind, SnapshotRow,
+    StoredExpectation, WatchedObject,
 };
 pub use schema::SCHEMA_VERSION;
 pub use writer::{HolderChain, SampledClass, Store, MAX_SAMPLES, MAX_WALKS};
@@ -58,6 +58,13 @@ fn split_path(text: &str) -> Vec<String> {
 /// Whether `head` (a file's first bytes) is a SQLite database.
 pub fn is_sqlite(head: &[u8]) -> bool {
     head.starts_with(b"SQLite format 3\0")
+}
+
+/// The `n`th heap dump the agent captures for the run store at `store`: beside it, named
+/// after it (`run.db` → `run-capture-1.hprof`; the JVM insists on `.hprof`).
+pub fn capture_file(store: &std::path::Path, n: u32) -> std::path::PathBuf {
+    let stem = store.file_stem().map_or_else(|| "run".into(), |s| s.to_string_lossy());
+    store.with_file_name(format!("{stem}-capture-{n}.hprof"))
 }
 
 /// Where the agent of JVM `pid` says its run store is: a one-line file per JVM in the

@@ -37,6 +37,13 @@ pub struct Options {
     pub otlp: Option<String>,
     /// Time between two OTLP exports.
     pub otlp_every: Duration,
+    /// Take a live heap dump beside the run store when a growth candidate is confirmed.
+    pub capture_on_leak: bool,
+    /// Shortest time between two such dumps.
+    pub capture_every: Duration,
+    /// No dump while the live heap is bigger than this many bytes (the dump is about as big,
+    /// and writing it stops the JVM for about a second per gigabyte).
+    pub capture_max_heap: u64,
     /// Test only: panic in this callback (`alloc`, `gc`, `walk`) to prove the JVM survives.
     pub test_panic: Option<String>,
 }
@@ -57,6 +64,9 @@ impl Options {
             metrics: None,
             otlp: None,
             otlp_every: Duration::from_secs(60),
+            capture_on_leak: false,
+            capture_every: Duration::from_secs(3600),
+            capture_max_heap: 1 << 30,
             test_panic: None,
         }
     }
@@ -90,12 +100,16 @@ impl Options {
                         .ok_or_else(|| bad("a percentage 0..100"))?
                 }
                 "max_pause" => o.max_pause = parse_duration(value).ok_or_else(|| bad("a duration such as 500ms"))?,
-                "walks" => {
-                    o.walks = match value {
-                        "on" | "true" | "yes" => true,
-                        "off" | "false" | "no" => false,
-                        _ => return Err(bad("on or off")),
-                    }
+                "walks" => o.walks = parse_switch(value).ok_or_else(|| bad("on or off"))?,
+                "capture_on_leak" => o.capture_on_leak = parse_switch(value).ok_or_else(|| bad("on or off"))?,
+                "capture_every" => {
+                    o.capture_every = parse_duration(value)
+                        .filter(|d| *d >= Duration::from_secs(1))
+                        .ok_or_else(|| bad("a duration of 1s or more"))?
+                }
+                "capture_max_heap" => {
+                    o.capture_max_heap =
+                        parse_bytes(value).ok().filter(|&b| b > 0).ok_or_else(|| bad("a size such as 2g"))?
                 }
                 "walk_every" => o.walk_every = parse_duration(value).ok_or_else(|| bad("a duration such as 10m"))?,
                 "watch" => {
@@ -111,7 +125,7 @@ impl Options {
                         .ok_or_else(|| bad("a duration of 1s or more"))?
                 }
                 "test_panic" => o.test_panic = Some(value.to_string()),
-                _ => return Err(format!("unknown option `{key}` (known: out, interval, depth, period, budget, max_pause, walks, walk_every, watch, metrics, otlp, otlp_every)")),
+                _ => return Err(format!("unknown option `{key}` (known: out, interval, depth, period, budget, max_pause, walks, walk_every, watch, metrics, otlp, otlp_every, capture_on_leak, capture_every, capture_max_heap)")),
             }
         }
         Ok(o)
@@ -119,6 +133,15 @@ impl Options {
 }
 
 pub use heap::names::parse_rule;
+
+/// `on`/`true`/`yes` or `off`/`false`/`no`.
+fn parse_switch(s: &str) -> Option<bool> {
+    match s {
+        "on" | "true" | "yes" => Some(true),
+        "off" | "false" | "no" => Some(false),
+        _ => None,
+    }
+}
 
 /// A port (on the loopback: metrics are not published beyond the host unless asked) or an
 /// address with a port.
@@ -187,6 +210,10 @@ mod tests {
         assert_eq!(o.max_pause, Duration::from_millis(250));
         assert!(!o.walks);
         assert!(Options::parse("colour:red", 7).unwrap_err().contains("unknown option `colour`"));
+        let o = Options::parse("capture_on_leak:on,capture_every:30m,capture_max_heap:2g", 7).unwrap();
+        assert!(o.capture_on_leak && o.capture_every == Duration::from_secs(1800) && o.capture_max_heap == 2 << 30);
+        assert!(!Options::parse("", 7).unwrap().capture_on_leak, "off by default");
+        assert!(Options::parse("capture_every:0s", 7).unwrap_err().contains("capture_every"));
         assert!(Options::parse("interval:lots", 7).unwrap_err().contains("interval"));
         assert_eq!(Options::parse("", 7).unwrap(), Options::defaults(7));
         assert_eq!(Options::parse("out:/tmp/run-%p.db", 7).unwrap().out, PathBuf::from("/tmp/run-7.db"));

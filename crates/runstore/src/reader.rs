@@ -166,6 +166,19 @@ pub struct StoredExpectation {
     pub held_by: Vec<String>,
 }
 
+/// A live heap dump the agent took when a candidate was confirmed (a row of `captures`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capture {
+    /// When, ms since the epoch.
+    pub time_ms: u64,
+    /// The dump: a file in the store's directory.
+    pub path: std::path::PathBuf,
+    /// The live heap's bytes when it was taken, as the agent knew them.
+    pub live_bytes: u64,
+    /// Why: the candidate that was confirmed.
+    pub reason: String,
+}
+
 /// Everything a run store holds, read back.
 #[derive(Debug, Clone, Default)]
 pub struct Run {
@@ -191,6 +204,8 @@ pub struct Run {
     pub expectations: Vec<StoredExpectation>,
     /// Objects watched for staleness (`--watch`).
     pub watched: Vec<WatchedObject>,
+    /// Heap dumps taken on a confirmed candidate (`capture_on_leak`), oldest first.
+    pub captures: Vec<Capture>,
 }
 
 /// One store, open read-only, inside one read transaction.
@@ -336,6 +351,21 @@ impl Reader<'_> {
         })
     }
 
+    fn captures(&self, store: &Path) -> Result<Vec<Capture>, StoreError> {
+        if self.version < 4 {
+            return Ok(Vec::new());
+        }
+        let dir = store.parent().unwrap_or(Path::new(""));
+        self.rows("SELECT time_ms, file, live_bytes, reason FROM captures ORDER BY rowid", [], |r| {
+            Ok(Capture {
+                time_ms: u(r, 0)?,
+                path: dir.join(r.get::<_, String>(1)?),
+                live_bytes: u(r, 2)?,
+                reason: r.get(3)?,
+            })
+        })
+    }
+
     fn expectations(&self) -> Result<Vec<StoredExpectation>, StoreError> {
         if self.version < 2 {
             return Ok(Vec::new());
@@ -444,6 +474,7 @@ pub fn read(path: &Path, max_samples: usize) -> Result<Run, StoreError> {
     run.events = reader.events()?;
     run.watched = reader.watched()?;
     run.expectations = reader.expectations()?;
+    run.captures = reader.captures(path)?;
     Ok(run)
 }
 

@@ -5,7 +5,7 @@
 use rusqlite::Connection;
 
 /// The schema a store this build writes has.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// `MIGRATIONS[v]` takes a store from version `v` to `v + 1`.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
@@ -43,6 +43,12 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     // old `clean`), 2 a collection whose frees were applied.
     "
     ALTER TABLE snapshots RENAME COLUMN clean TO checked;
+    ",
+    // 4: live heap dumps the agent took when a candidate was confirmed (`capture_on_leak`);
+    // `file` is a name in the store's directory.
+    "
+    CREATE TABLE captures(
+        time_ms INTEGER NOT NULL, file TEXT NOT NULL, live_bytes INTEGER NOT NULL, reason TEXT NOT NULL);
     ",
 ];
 

@@ -232,6 +232,17 @@ impl Store {
         tx.commit().map_err(err(&path))
     }
 
+    /// Records a heap dump the agent took (`file`, a name in the store's directory) and why.
+    pub fn write_capture(&mut self, time_ms: u64, file: &str, live_bytes: u64, reason: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO captures(time_ms, file, live_bytes, reason) VALUES (?1, ?2, ?3, ?4)",
+                params![time_ms as i64, file, live_bytes as i64, reason],
+            )
+            .map_err(err(&self.path))?;
+        Ok(())
+    }
+
     /// Records something the user should know (a skipped walk, an internal error).
     pub fn event(&mut self, time_ms: u64, message: &str) -> Result<(), StoreError> {
         self.conn
