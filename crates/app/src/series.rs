@@ -152,6 +152,56 @@ pub fn fill_holders(
     }
 }
 
+/// Names the holders of a run's first `top` candidates (`max` each) exactly, in the newest
+/// heap dump the agent captured on a confirmed candidate (`capture_on_leak`): the structure
+/// each piles up in there, and the objects at it with their retained sizes and paths from GC
+/// roots. A note says which dump; a capture whose file is gone is noted and skipped.
+pub fn explain_with_capture(
+    report: &mut report::GrowthReport,
+    run: &runstore::Run,
+    settings: &ReadSettings,
+    reporter: &dyn Reporter,
+    top: usize,
+    max: usize,
+) -> Result<()> {
+    let Some(capture) = run.captures.last() else { return Ok(()) };
+    let at = run.meta.get("started_ms").and_then(|s| s.parse::<u64>().ok()).map_or_else(String::new, |start| {
+        format!(" {} into the run", report::human_ms(capture.time_ms.saturating_sub(start)))
+    });
+    if !capture.path.exists() {
+        report.notes.push(format!(
+            "the heap dump the agent captured{at} ({}) is gone: holders are the walks' class chains",
+            capture.path.display()
+        ));
+        return Ok(());
+    }
+    if report.candidates.is_empty() || max == 0 {
+        return Ok(());
+    }
+    let (summary, kept) = inputs::summarize_dump(&capture.path, settings, reporter, true)?;
+    let Some((dump, live)) = kept else { return Ok(()) };
+    let snap = snapshot_of(dump, &capture.path, settings, reporter, false)?;
+    let retention = analysis::Retention::build(&snap, reporter);
+    let paths = analysis::PathFinder::new(&snap, reporter);
+    let mut named = Vec::new();
+    for c in report.candidates.iter_mut().take(top.max(1)) {
+        let Some((path, structure)) = growth::structures::structure_in_one_heap(&summary, &c.class) else { continue };
+        let holders = analysis::structure_holders(&snap, &live, &retention, &paths, &path, &c.class, max);
+        if holders.is_empty() {
+            continue;
+        }
+        named.push(format!("{} in {structure}", c.class));
+        c.holders = holders.into_iter().map(|h| h.holder).collect();
+    }
+    report.notes.push(format!(
+        "holders from the heap dump the agent captured{at} ({}, because {}){}",
+        capture.path.display(),
+        capture.reason,
+        if named.is_empty() { String::new() } else { format!(": {}", named.join("; ")) }
+    ));
+    Ok(())
+}
+
 /// How many heap walks ran, their longest pause, and how many were skipped or stopped and
 /// why (the agent's last event saying so).
 fn walk_account(run: &runstore::Run) -> String {

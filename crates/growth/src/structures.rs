@@ -346,6 +346,27 @@ pub fn findings(
     out
 }
 
+/// In one heap: the structure that holds most of `class`'s bytes, as [`findings`] names
+/// structures over a series, with a place of two or more objects taken as multiplied (each
+/// holds a part); its path from a GC root and its name (`Owner.field`). None when the heap has
+/// no path tree or no object of the class. For a run whose agent captured one dump.
+pub fn structure_in_one_heap(h: &HeapSummary, class: &str) -> Option<(Vec<report::PathPart>, String)> {
+    if h.paths.is_empty() {
+        return None;
+    }
+    let tree = Tree::new(h);
+    let counts = Counts(tree.own.iter().map(|(&k, &n)| (k, (0, n))).collect());
+    let mut bytes: FxHashMap<usize, u64> = FxHashMap::default();
+    for i in (0..tree.nodes.len()).filter(|&i| tree.nodes[i].class == class) {
+        let (s, _) = structure_of(&tree, &counts, i);
+        *bytes.entry(s).or_default() += tree.nodes[i].bytes;
+    }
+    let (&s, _) = bytes.iter().max_by_key(|&(&s, &b)| (b, std::cmp::Reverse(s)))?;
+    let path = tree.path(s);
+    let name = structure_name(&path);
+    Some((path, name))
+}
+
 /// `Owner.field` for a structure at the end of `path`: the referrer's class and the field, or
 /// for a path's first step, the root that holds it.
 fn structure_name(path: &[report::PathPart]) -> String {
@@ -419,7 +440,40 @@ pub fn loader_leaks(summaries: &[HeapSummary], min_phases: u32) -> Vec<report::L
 
 #[cfg(test)]
 mod tests {
-    use super::application_frame;
+    use super::{application_frame, structure_in_one_heap};
+    use crate::{HeapSummary, PathVolume};
+
+    #[test]
+    fn one_heap_names_the_structure_its_class_piles_up_in() {
+        let node = |parent: Option<u32>, via: &str, class: &str, objects: u64, bytes: u64| PathVolume {
+            parent,
+            via: via.into(),
+            class: class.into(),
+            objects,
+            bytes,
+        };
+        // A registry's static map of 5,000 sessions (some in bucket chains), and a cache
+        // holding 10 of them more deeply.
+        let paths = vec![
+            node(None, "system class", "class Registry", 1, 0),
+            node(Some(0), "static SESSIONS", "java.util.concurrent.ConcurrentHashMap", 1, 64),
+            node(Some(1), "table", "java.util.concurrent.ConcurrentHashMap$Node[]", 1, 32_784),
+            node(Some(2), "[]", "java.util.concurrent.ConcurrentHashMap$Node", 4_000, 128_000),
+            node(Some(3), "val", "Session", 4_000, 96_000),
+            node(Some(3), "next", "java.util.concurrent.ConcurrentHashMap$Node", 1_000, 32_000),
+            node(Some(5), "val", "Session", 1_000, 24_000),
+            node(None, "thread", "Worker", 1, 24),
+            node(Some(7), "cache", "java.util.ArrayList", 1, 24),
+            node(Some(8), "elementData", "java.lang.Object[]", 1, 56),
+            node(Some(9), "[]", "Session", 10, 240),
+        ];
+        let h = HeapSummary { paths, ..Default::default() };
+        let (path, name) = structure_in_one_heap(&h, "Session").unwrap();
+        assert_eq!(name, "Registry.SESSIONS");
+        assert_eq!(path.len(), 2, "{path:?}");
+        assert_eq!(structure_in_one_heap(&h, "Absent"), None);
+        assert_eq!(structure_in_one_heap(&HeapSummary::default(), "Session"), None, "no path tree");
+    }
 
     fn frames(f: &[&str]) -> Vec<String> {
         f.iter().map(|s| s.to_string()).collect()

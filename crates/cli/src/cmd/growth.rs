@@ -74,7 +74,19 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
         if args.fail_on_growth {
             app::series::gate_can_judge(&opts, run.samples.len(), "sampled snapshots in the run store")?;
         }
-        let report = app::series::run_report(&run, &opts, &args.explain);
+        let mut report = app::series::run_report(&run, &opts, &args.explain);
+        if args.holders > 0 && !run.captures.is_empty() {
+            let bar = Bar::new(args.dump_args.quiet);
+            let settings = args.dump_args.settings();
+            app::series::explain_with_capture(
+                &mut report,
+                &run,
+                &settings,
+                &bar,
+                dump_args::top_n(args.top),
+                args.holders,
+            )?;
+        }
         return finish(args, &report);
     }
     if args.fail_on_growth {

@@ -50,6 +50,17 @@ pub struct AgentArgs {
     /// Time between two OTLP exports [default: 60s].
     #[arg(long, value_name = "DURATION", requires = "otlp")]
     pub otlp_every: Option<String>,
+    /// When a growing class is confirmed, take one live heap dump beside the run store
+    /// (RUN-capture-1.hprof), so that `leakscope growth RUN.db` names its holders exactly,
+    /// with retained sizes and paths. Writing it stops the JVM (about a second per GB live).
+    #[arg(long)]
+    pub capture_on_leak: bool,
+    /// Shortest time between two captured dumps [default: 1h].
+    #[arg(long, value_name = "DURATION", requires = "capture_on_leak")]
+    pub capture_every: Option<String>,
+    /// Capture no dump while the live heap is bigger than this (the dump is about as big) [default: 1G].
+    #[arg(long, value_name = "SIZE", requires = "capture_on_leak")]
+    pub capture_max_heap: Option<String>,
     /// Test only: panic inside a JVM callback (alloc, gc, walk) to show the JVM survives it.
     #[arg(long, hide = true, value_name = "CALLBACK")]
     pub test_panic: Option<String>,
@@ -73,6 +84,8 @@ impl AgentArgs {
             ("metrics", &self.metrics_port),
             ("otlp", &self.otlp),
             ("otlp_every", &self.otlp_every),
+            ("capture_every", &self.capture_every),
+            ("capture_max_heap", &self.capture_max_heap),
             ("test_panic", &self.test_panic),
         ];
         for (key, value) in given {
@@ -85,6 +98,9 @@ impl AgentArgs {
         }
         if self.no_walks {
             items.push("walks:off".into());
+        }
+        if self.capture_on_leak {
+            items.push("capture_on_leak:on".into());
         }
         if !self.watch.is_empty() {
             if self.no_walks {
@@ -136,6 +152,8 @@ fn flag_names(message: &str) -> String {
       --otlp http://localhost:4318 -- java -jar service.jar
   # every JVM the script starts, one store each
   leakscope run --out 'run-%p.db' -- ./gradlew test
+  # a heap dump once a leak is confirmed: growth names its holders in it
+  leakscope run --out run.db --capture-on-leak -- java -jar service.jar
   leakscope growth run.db")]
 pub struct RunArgs {
     /// The run store to write (`%p` stands for the JVM's process id).

@@ -16,8 +16,8 @@ use crate::exit::Exit;
 ///
 /// An object counts as used when one of its class's instance methods is entered (the agent
 /// instruments them); reading its fields directly from other classes does not count. Paths are
-/// learned by the agent's heap walks one level per walk (`…` marks the part not followed
-/// yet); an object not used since it was first watched is aged from that moment.
+/// named by the agent's heap walks, whole from the second walk on (`…` marks a part not known
+/// yet); an object not used since it was created is aged from its creation.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   leakscope run --watch 'rule:SessionRegistry>Session' --out run.db \\
