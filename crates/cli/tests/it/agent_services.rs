@@ -5,7 +5,9 @@
 //! (`growth RUN.db --json`, `top RUN.db --once --json`) is read every 10 s while it runs.
 //!
 //! The session registry's run also serves the agent's metrics and pushes them over OTLP, to
-//! parsers the Prometheus and OpenTelemetry projects wrote (`tests/python/`).
+//! parsers the Prometheus and OpenTelemetry projects wrote (`tests/python/`), watches its
+//! sessions from birth (`--watch`), and captures a heap dump once the leak is confirmed
+//! (`--capture-on-leak`).
 //!
 //! Oracles: the leak planted in the program's source (the class and the field that holds it),
 //! and, for the steady services, that nothing in them grows; for `top`, the heap walks' exact
@@ -181,10 +183,12 @@ fn log(s: &Service) -> Vec<String> {
 }
 
 /// The leak is named by the second minute: the headline group's slice (what holds the
-/// growing class) names `element`, the class each leaked entry is. Before that, every headline
-/// is a class the leak makes grow (`grows`), never one that does not grow: nothing else in
-/// these services grows.
-fn assert_named(s: &Service, element: &str, grows: &[&str]) {
+/// growing class) names one of `leak`, the class each leaked entry is or the class whose field
+/// holds them in the source, at the last reading while the service runs (stopping Tomcat
+/// expires its sessions: after that, they shrink). Before that, every headline is a class the
+/// leak makes grow (`grows`), never one that does not grow: nothing else in these services
+/// grows.
+fn assert_named(s: &Service, leak: &[&str], grows: &[&str]) {
     let log = log(s);
     for (t, g, _) in &s.verdicts {
         if let Some(first) = g["candidates"].as_array().unwrap().first() {
@@ -196,17 +200,19 @@ fn assert_named(s: &Service, element: &str, grows: &[&str]) {
             );
         }
     }
-    let named = |g: &Value| g["candidates"].as_array().unwrap().first().is_some_and(|c| slice_names(c, element));
-    let (t, last, _) = s.verdicts.last().expect("no verdict");
+    let named = |g: &Value| {
+        g["candidates"].as_array().unwrap().first().is_some_and(|c| leak.iter().any(|class| slice_names(c, class)))
+    };
+    let (t, last, _) = s.verdicts.iter().rfind(|v| v.0 < SECONDS).expect("no verdict while it ran");
     assert!(
         named(last),
-        "{}: at {t} s the headline's slice does not name {element}: {log:?}; {:#}",
+        "{}: at {t} s the headline's slice names none of {leak:?}: {log:?}; {:#}",
         s.scenario,
         last["candidates"][0]["slice"]
     );
     assert!(
         s.verdicts.iter().any(|(t, g, _)| *t <= 125 && named(g)),
-        "{}: {element} not named by 2 min: {log:?}",
+        "{}: {leak:?} not named by 2 min: {log:?}",
         s.scenario
     );
 }
@@ -284,7 +290,8 @@ fn tomcat(jdk: Jdk, leak_by: By, steady_by: By) {
         "java.util.concurrent.ConcurrentHashMap$Node[]",
         "java.beans.PropertyChangeSupport",
     ];
-    assert_named(&services[0], "org.apache.catalina.session.StandardSession", &grows);
+    let leak = ["org.apache.catalina.session.StandardSession", "org.apache.catalina.session.StandardManager"];
+    assert_named(&services[0], &leak, &grows);
 }
 
 #[test]
@@ -436,6 +443,9 @@ fn our_session_registry_leak_and_a_full_cache_by_run() {
         format!("http://127.0.0.1:{}", otlp.port),
         "--otlp-every".into(),
         "5s".into(),
+        "--watch".into(),
+        "rule:UserSession".into(),
+        "--capture-on-leak".into(),
     ];
     let mut services = [
         start_with(&jdk, &cp, dir.path(), "registry", By::Run, &flags),
@@ -453,9 +463,71 @@ fn our_session_registry_leak_and_a_full_cache_by_run() {
         "java.util.concurrent.ConcurrentHashMap$Node",
         "java.util.concurrent.ConcurrentHashMap$Node[]",
     ];
-    assert_named(&services[0], "Services$UserSession", &grows);
+    assert_named(&services[0], &["Services$UserSession", "class Services$Registry"], &grows);
     assert_metrics(&services[0], &otlp, &grows);
     assert_alert(&services[0], &prometheus, &grows);
+    assert_stale_from_birth(&services[0]);
+    assert_captured(&services[0]);
+}
+
+/// The sessions, never used after their constructor, are stale by their whole path from the
+/// registry's static map, each aged from its creation (the constructor's hook tagged it then),
+/// and located where the service creates them (the line of `new UserSession` in the source).
+fn assert_stale_from_birth(s: &Service) {
+    let out = leakscope(&["stale", s.db.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "stale: {}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Services.java")).unwrap();
+    let line = src.lines().position(|l| l.contains("new UserSession(user)")).unwrap() + 1;
+    let created = format!("Services$Registry.request(Services.java:{line})");
+    let whole = [
+        "class Services$Registry",
+        "java.util.concurrent.ConcurrentHashMap",
+        "java.util.concurrent.ConcurrentHashMap$Node[]",
+        "java.util.concurrent.ConcurrentHashMap$Node",
+        "Services$UserSession",
+    ];
+    let paths = report["paths"].as_array().unwrap();
+    let leaked = paths
+        .iter()
+        .find(|p| p["path"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).eq(whole))
+        .unwrap_or_else(|| panic!("no stale path {whole:?}: {report:#}"));
+    assert_eq!(leaked["location"], created.as_str(), "{leaked}");
+    // 300 sessions a second for two minutes, the oldest made at the start.
+    assert!(leaked["count"].as_u64().unwrap() >= 1_000, "{leaked}");
+    assert!(leaked["last_access"]["longest_ms"].as_u64().unwrap() >= 90_000, "{leaked}");
+}
+
+/// With `--capture-on-leak`, the agent took one live dump beside the run store once the leak
+/// was confirmed, and `growth RUN.db` names the sessions' holder in it exactly: the registry's
+/// map, at its static field, retaining at least the sessions' own bytes as the dump's
+/// histogram counts them.
+fn assert_captured(s: &Service) {
+    let dump = s.db.with_file_name("registry-capture-1.hprof");
+    assert!(dump.exists(), "no capture beside the run store: {:?}", std::fs::read_dir(s.db.parent().unwrap()));
+    let histogram = read_json(&["histogram", dump.to_str().unwrap(), "--json"]).expect("histogram of the capture");
+    let sessions = histogram["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "Services$UserSession")
+        .unwrap_or_else(|| panic!("no session in the capture"));
+    assert!(sessions["instances"].as_u64().unwrap() >= 1_000, "{sessions}");
+    let growth = read_json(&["growth", s.db.to_str().unwrap(), "--json"]).expect("growth");
+    let notes = growth["notes"].to_string();
+    assert!(notes.contains("registry-capture-1.hprof"), "the report does not say it used the capture: {notes}");
+    // Whichever classes of the sessions head the ranking (the sessions, their ids, the map's
+    // nodes), they pile up in the registry's map.
+    let holders: Vec<&Value> =
+        growth["candidates"].as_array().unwrap().iter().flat_map(|c| c["holders"].as_array().unwrap()).collect();
+    let map = holders
+        .iter()
+        .find(|h| h["class"] == "java.util.concurrent.ConcurrentHashMap")
+        .unwrap_or_else(|| panic!("the sessions' holder is not the map: {holders:#?}; notes {notes}"));
+    assert!(map.to_string().contains("SESSIONS"), "the map's path does not reach Registry.SESSIONS: {map:#}");
+    let retained = map["retained_bytes"].as_u64().unwrap();
+    let shallow = sessions["shallow_bytes"].as_u64().unwrap();
+    assert!(retained >= shallow, "the map retains {retained} B, less than its sessions' own {shallow} B");
 }
 
 /// `top` on a terminal: it draws on the alternate screen, redraws, and `q` quits at once,
