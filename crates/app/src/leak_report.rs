@@ -45,13 +45,17 @@ pub struct Gathered {
     pub notes: Vec<String>,
 }
 
-/// Reads the inputs as `growth` reads them: dumps or summaries, one run store, or one dump.
+/// Reads the inputs as `growth` reads them: dumps or summaries, one run store (with the
+/// holders in the heap dump its agent captured, if any), or one dump.
 pub fn gather(inputs: &[PathBuf], view: &View, settings: &ReadSettings, reporter: &dyn Reporter) -> Result<Gathered> {
     let opts = &view.options;
     let mut notes = Vec::new();
     if let Some(store) = inputs::run_store(inputs)? {
         let run = read_run(store)?;
-        let report = run_report(&run, opts, &[]);
+        let mut report = run_report(&run, opts, &[]);
+        if view.holders > 0 {
+            crate::series::explain_with_capture(&mut report, &run, settings, reporter, view.top, view.holders)?;
+        }
         let shown: Vec<&str> = report.snapshots.iter().map(|s| s.source.as_str()).collect();
         let series = run.samples.into_iter().filter(|s| shown.contains(&s.source.as_str())).collect();
         return Ok(Gathered { series, growth: Some(report), last: None, last_live: None, notes });

@@ -29,6 +29,14 @@ pub enum StoreError {
         /// What SQLite said.
         source: rusqlite::Error,
     },
+    /// The store's file could not be put in place.
+    #[error("run store {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What the system said.
+        source: std::io::Error,
+    },
     /// A SQLite file that is not a leakscope run store.
     #[error("{0} is a SQLite file but not a leakscope run store (no leakscope format in its meta table)")]
     NotARunStore(String),

@@ -47,21 +47,30 @@ pub struct Store {
 }
 
 impl Store {
-    /// Creates (or truncates) the run store at `path` and writes `meta`.
+    /// Creates (or truncates) the run store at `path` and writes `meta`. The store is built
+    /// beside it and renamed into place with its schema and meta written, so a reader polling
+    /// the path never finds a store without its format (one did, between two migrations).
     pub fn create(path: &Path, meta: &[(&str, String)]) -> Result<Store, StoreError> {
         let p = path.display().to_string();
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{p}{suffix}"));
+        let building = format!("{p}.creating");
+        for file in [p.clone(), format!("{p}-wal"), format!("{p}-shm"), building.clone(), format!("{building}-journal")]
+        {
+            let _ = std::fs::remove_file(file);
         }
+        {
+            let conn = Connection::open(&building).map_err(err(&p))?;
+            schema::migrate(&conn).map_err(err(&p))?;
+            let tx = conn.unchecked_transaction().map_err(err(&p))?;
+            for (k, v) in std::iter::once(&("format", FORMAT.to_string())).chain(meta) {
+                tx.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", params![k, v])
+                    .map_err(err(&p))?;
+            }
+            tx.commit().map_err(err(&p))?;
+        }
+        std::fs::rename(&building, path).map_err(|e| StoreError::Io { path: p.clone(), source: e })?;
         let conn = Connection::open(path).map_err(err(&p))?;
         conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;").map_err(err(&p))?;
-        schema::migrate(&conn).map_err(err(&p))?;
-        let mut store = Store { conn, path: p, class_ids: FxHashMap::default() };
-        store.set_meta("format", FORMAT)?;
-        for (k, v) in meta {
-            store.set_meta(k, v)?;
-        }
-        Ok(store)
+        Ok(Store { conn, path: p, class_ids: FxHashMap::default() })
     }
 
     /// Sets one meta entry.
