@@ -58,8 +58,7 @@ pub fn without_link(tag: Jlong) -> Jlong {
     } else if tag & SAMPLE_BIT != 0 {
         tag & !(HOLDER_BIT | (SAMPLE_LINK_MASK << SAMPLE_LINK_SHIFT))
     } else {
-        // The low 32 bits and the four above them, which once held a holder's level.
-        tag & !(HOLDER_BIT | 0xF_FFFF_FFFF)
+        tag & !(HOLDER_BIT | 0xFFFF_FFFF)
     }
 }
 

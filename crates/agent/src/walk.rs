@@ -703,8 +703,16 @@ fn visit(state: &mut State, r: &Reference, tag: Option<&mut Jlong>, referrer_tag
     if *tag & SAMPLE_BIT != 0 {
         state.seen_samples.push(*tag as u32);
     }
-    let held = held_by(r, referrer_tag.as_deref().copied().unwrap_or(0));
-    if let (Some(slot), Some(held)) = (crate::expect::slot_of(*tag), held) {
+    // Most references are to objects neither expected dead nor linked: what holds them is
+    // not worked out for them.
+    let expected = crate::expect::slot_of(*tag);
+    let linked = state.holders.live(*tag).filter(|_| !r.itself);
+    let held = if expected.is_some() || linked.is_some() {
+        held_by(r, referrer_tag.as_deref().copied().unwrap_or(0))
+    } else {
+        None
+    };
+    if let (Some(slot), Some(held)) = (expected, held) {
         state.expected.push((slot, held));
     }
     if r.itself {
@@ -712,13 +720,13 @@ fn visit(state: &mut State, r: &Reference, tag: Option<&mut Jlong>, referrer_tag
     }
     match referrer_tag {
         Some(rt) => {
-            if let Some(x) = state.holders.live(*tag) {
+            if let Some(x) = linked {
                 note_referrer(state, x, held, rt);
             }
             container(state, r, rt);
         }
         None => {
-            if let Some(x) = state.holders.live(*tag) {
+            if let Some(x) = linked {
                 state.holders.reach(x);
                 note_held(state, x, Held::Root(r.kind));
             }

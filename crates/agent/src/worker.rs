@@ -287,8 +287,7 @@ impl<'a> Worker<'a> {
             newest.map(|s| s.0.classes.iter().map(|c| (c.name.clone(), c.bytes)).collect()).unwrap_or_default();
         classes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         classes.truncate(crate::metrics::TOP_CLASSES);
-        // As `growth RUN.db` judges: not before the run has been observed for its minimum span.
-        let judged = self.a.started.elapsed() >= Duration::from_millis(growth::RUN_MIN_SPAN_MS);
+        let judged = self.judged();
         let r = crate::metrics::Readings {
             status: status.into(),
             jvm: self.jvm.clone(),
@@ -552,14 +551,19 @@ impl<'a> Worker<'a> {
         Ok(true)
     }
 
+    /// Whether growth can be judged yet, as `growth RUN.db` judges: not before the run has
+    /// been observed for its minimum span.
+    fn judged(&self) -> bool {
+        self.a.started.elapsed() >= Duration::from_millis(growth::RUN_MIN_SPAN_MS)
+    }
+
     /// Takes a live heap dump beside the run store once a candidate is confirmed (the run is
     /// judged, and ranked on checked snapshots): at most one per `capture_every`, and none
     /// while the live heap (the last walk's, else the sampled estimate) is over
     /// `capture_max_heap`, which is said once per `capture_every` instead.
     fn maybe_capture(&mut self) -> Result<(), String> {
         let a = self.a;
-        let judged = a.started.elapsed() >= Duration::from_millis(growth::RUN_MIN_SPAN_MS);
-        let confirmed = a.opts.capture_on_leak && judged && self.ranked_checked;
+        let confirmed = a.opts.capture_on_leak && self.judged() && self.ranked_checked;
         let Some(class) = self.candidates.first().filter(|_| confirmed).map(|c| c.class.clone()) else {
             return Ok(());
         };

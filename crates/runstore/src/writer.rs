@@ -38,6 +38,11 @@ pub struct SampledClass {
 /// reads as [`growth::ContainerHolder`]).
 pub type HolderChain = growth::ContainerHolder;
 
+/// Sets one meta entry on `conn`.
+fn put_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", params![key, value]).map(|_| ())
+}
+
 /// The writer of one run store.
 #[derive(Debug)]
 pub struct Store {
@@ -62,8 +67,7 @@ impl Store {
             schema::migrate(&conn).map_err(err(&p))?;
             let tx = conn.unchecked_transaction().map_err(err(&p))?;
             for (k, v) in std::iter::once(&("format", FORMAT.to_string())).chain(meta) {
-                tx.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", params![k, v])
-                    .map_err(err(&p))?;
+                put_meta(&tx, k, v).map_err(err(&p))?;
             }
             tx.commit().map_err(err(&p))?;
         }
@@ -75,10 +79,7 @@ impl Store {
 
     /// Sets one meta entry.
     pub fn set_meta(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
-        self.conn
-            .execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", params![key, value])
-            .map_err(err(&self.path))?;
-        Ok(())
+        put_meta(&self.conn, key, value).map_err(err(&self.path))
     }
 
     fn class(&mut self, name: &str) -> Result<i64, StoreError> {
