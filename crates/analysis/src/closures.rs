@@ -22,7 +22,8 @@ pub struct GroupSizes {
     pub shallow_bytes: u64,
     /// Bytes strongly reachable from the group, the group included (deep size).
     pub transitive_bytes: u64,
-    /// Bytes freed if every member became unreachable (the GC closure).
+    /// Bytes freed if every member became unreachable (the GC closure), the members
+    /// themselves always included, garbage or not.
     pub retained_bytes: u64,
 }
 
@@ -105,10 +106,13 @@ impl<'a> Closures<'a> {
         }
         let mut gc = t.clone();
         gc.subtract(&kept);
-        // Objects only weakly reachable, or unreachable, are not freed by the group: they are garbage already.
+        // Objects only weakly reachable, or unreachable, that the group reaches are not freed
+        // by it: they are garbage already. Its own members are counted all the same, so that
+        // a group's retained size is never below its shallow size, as one object's is not.
         let mut dead = gc.clone();
         dead.subtract(&self.live);
         gc.subtract(&dead);
+        gc.union_with(members);
         gc
     }
 }

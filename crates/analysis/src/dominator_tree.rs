@@ -6,15 +6,16 @@ use report::{DomNode, DominatorRow};
 
 use crate::retention::Retention;
 
-/// One object of the dominator tree: its class, sizes, share of `of` bytes and child count.
-pub fn dominator_row(s: &Snapshot, r: &Retention, child_counts: &[u32], o: ObjIdx, of: u64) -> DominatorRow {
+/// One object of the dominator tree: its class, sizes, share of `of` bytes, and `children`, the
+/// number of objects it immediately dominates.
+pub fn dominator_row(s: &Snapshot, r: &Retention, children: u64, o: ObjIdx, of: u64) -> DominatorRow {
     DominatorRow {
         id: report::ObjectId(s.address(o)),
         class: s.classes().get(s.class_of(o)).name.clone(),
         shallow_bytes: s.shallow_bytes(o),
         retained_bytes: r.retained_bytes(o),
         share: if of == 0 { 0.0 } else { r.retained_bytes(o) as f64 / of as f64 },
-        children: u64::from(child_counts[o.index()]),
+        children,
         represents: s.mirror_class(o).map(|c| s.classes().get(c).name.clone()),
     }
 }
@@ -23,7 +24,6 @@ pub fn dominator_row(s: &Snapshot, r: &Retention, child_counts: &[u32], o: ObjId
 /// its `width` biggest children, down to `depth` levels. Shares are of the live heap.
 pub fn dominator_tree(s: &Snapshot, r: &Retention, width: usize, depth: usize) -> Vec<DomNode> {
     let tree = r.tree_children();
-    let counts = r.child_counts();
     let live = r.live_bytes();
     // Graph numbering: node 0 is the super-root, node i + 1 object i.
     let build = |node: usize| -> (Vec<usize>, u64) {
@@ -47,7 +47,7 @@ pub fn dominator_tree(s: &Snapshot, r: &Retention, width: usize, depth: usize) -
         };
         DomNode { object: row(o), value: None, nodes, more }
     }
-    let row = |o: ObjIdx| dominator_row(s, r, &counts, o, live);
+    let row = |o: ObjIdx| dominator_row(s, r, tree.edge_range(node::of(o)).len() as u64, o, live);
     let (top, _) = build(0);
     top.into_iter().map(|v| grow(v, 0, depth, &build, &row)).collect()
 }

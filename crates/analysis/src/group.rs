@@ -295,7 +295,7 @@ fn root_facts(s: &Snapshot) -> RootFacts {
         match r.detail {
             RootDetail::Thread { thread, frame } => {
                 let t = &s.threads[thread];
-                key.push(format!("thread {}", t.serial));
+                key.push(crate::paths::thread_label(s, thread));
                 if let Some(f) = frame.and_then(|d| t.frames.get(d as usize)) {
                     key.push(crate::paths::frame_text(f));
                 }

@@ -3,12 +3,11 @@
 //! path from a GC root to each.
 
 use heap::{Live, ObjIdx, Snapshot};
-use report::{Holder, LoaderLeak, PathPart, PathRoot, StructureHolder};
+use report::{Holder, LoaderLeak, PathPart, StructureHolder};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::paths::PathFinder;
 use crate::retention::{retention_roots, strong_closure, ObjSet, Retention};
-use crate::suspects::step;
 
 /// A holder below this share of the growing objects is shown only when nothing bigger is.
 const MIN_SHARE: f64 = 0.03;
@@ -70,8 +69,8 @@ fn holder(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, o: ObjIdx) -> Hol
         class: s.type_label(o),
         id: report::ObjectId(s.address(o)),
         retained_bytes: r.retained_bytes(o),
-        root: path.as_ref().map(|p| PathRoot { kind: p.root.kind.clone(), detail: p.root.detail.clone() }),
-        path: path.map(|p| p.steps.into_iter().map(|st| step(s, st.object, st.field)).collect()).unwrap_or_default(),
+        root: path.as_ref().map(|p| p.root.to_report()),
+        path: path.map(|p| crate::paths::report_steps(s, &p.steps)).unwrap_or_default(),
     }
 }
 

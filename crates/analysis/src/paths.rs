@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use graph::{Packed40, Progress};
+use graph::{Ints, Progress};
 use heap::{ClassKind, ObjIdx, RefStrength, RootDetail, Snapshot};
 
 use crate::retention::{path_starts, strong_bfs, Reached};
@@ -15,6 +15,43 @@ pub struct RootInfo {
     pub kind: String,
     /// Thread, frame, class or reference details.
     pub detail: String,
+    /// The root in plain words ([`report::PathRoot::label`]).
+    pub label: String,
+}
+
+impl RootInfo {
+    /// As the reports show it.
+    pub fn to_report(&self) -> report::PathRoot {
+        report::PathRoot { kind: self.kind.clone(), detail: self.detail.clone(), label: self.label.clone() }
+    }
+}
+
+/// The reports' steps of a path, with a class loader's bookkeeping between the loader and a
+/// class it defines (`loader.classes`, then that list's array) marked folded.
+pub fn report_steps(s: &Snapshot, steps: &[Step]) -> Vec<report::PathStep> {
+    let mut out: Vec<report::PathStep> = steps
+        .iter()
+        .map(|st| report::PathStep {
+            id: report::ObjectId(s.address(st.object)),
+            class: s.type_label(st.object),
+            field: st.field.clone(),
+            folded: false,
+        })
+        .collect();
+    for i in 3..steps.len() {
+        let Some(class) = s.mirror_class(steps[i].object) else { continue };
+        let loader = s.classes().get(class).loader_id;
+        let field = |j: usize| steps[j].field.as_deref();
+        if loader != 0
+            && s.address(steps[i - 3].object) == loader
+            && field(i - 2) == Some("classes")
+            && field(i - 1) == Some("elementData")
+        {
+            out[i - 2].folded = true;
+            out[i - 1].folded = true;
+        }
+    }
+    out
 }
 
 /// One object on a path, with the field of the previous object that references it.
@@ -48,25 +85,25 @@ pub struct MergedPath {
 /// Breadth-first parents from the roots over strong references, computed once.
 pub struct PathFinder<'a> {
     snap: &'a Snapshot,
-    /// BFS parent per object: `NONE` unseen, `ROOT` a root object, else the parent's index.
-    parent: Packed40,
+    /// BFS parent per object: `NONE` unseen, `ROOT` a root object, else the parent's index
+    /// plus 2.
+    parent: Ints,
     roots: HashMap<ObjIdx, RootInfo>,
 }
 
-const NONE: u64 = (1 << 40) - 1;
-const ROOT: u64 = (1 << 40) - 2;
+const NONE: u64 = 0;
+const ROOT: u64 = 1;
 
 impl<'a> PathFinder<'a> {
     /// Runs the breadth-first search.
     pub fn new(snap: &'a Snapshot, progress: &dyn Progress) -> PathFinder<'a> {
         let n = snap.object_count() as usize;
-        let mut parent = Packed40::with_capacity(n);
-        (0..n).for_each(|_| parent.push(NONE));
+        let mut parent = Ints::zeros(n, n as u64 + 1);
         let (starts, first) = path_starts(snap);
         let claim = |o: ObjIdx, how: Reached| {
             let fresh = parent.get(o.index()) == NONE;
             if fresh {
-                parent.set(o.index(), if let Reached::From(p) = how { p.0 } else { ROOT });
+                parent.set(o.index(), if let Reached::From(p) = how { p.0 + 2 } else { ROOT });
             }
             fresh
         };
@@ -85,17 +122,22 @@ impl<'a> PathFinder<'a> {
         Some(RootPath { root: self.roots.get(&chain[0]).cloned().unwrap_or_else(unknown_root), steps })
     }
 
+    /// The shape of `o`'s shortest path: its root, classes and fields, array indices and
+    /// repeated steps through one class aside; `None` when no strong path reaches `o`.
+    pub fn shape_of(&self, o: ObjIdx) -> Option<String> {
+        self.chain(o).map(|chain| self.shape(&chain))
+    }
+
     /// Shortest paths of many objects, merged by shape, most common first; at most `max` shapes.
     pub fn merged(&self, objects: &[ObjIdx], max: usize) -> (Vec<MergedPath>, u64) {
         let mut shapes: HashMap<String, (u64, ObjIdx)> = HashMap::new();
         let mut order = Vec::new();
         let mut unreachable = 0;
         for &o in objects {
-            let Some(chain) = self.chain(o) else {
+            let Some(key) = self.shape_of(o) else {
                 unreachable += 1;
                 continue;
             };
-            let key = self.shape(&chain);
             let e = shapes.entry(key.clone()).or_insert_with(|| {
                 order.push(key);
                 (0, o)
@@ -120,20 +162,7 @@ impl<'a> PathFinder<'a> {
         let paths = merged
             .into_iter()
             .take(max)
-            .map(|m| report::PathEntry {
-                root: report::PathRoot { kind: m.example.root.kind, detail: m.example.root.detail },
-                steps: m
-                    .example
-                    .steps
-                    .iter()
-                    .map(|st| report::PathStep {
-                        id: report::ObjectId(s.address(st.object)),
-                        class: s.type_label(st.object),
-                        field: st.field.clone(),
-                    })
-                    .collect(),
-                count: m.count,
-            })
+            .map(|m| report::PathEntry::new(m.example.root.to_report(), report_steps(s, &m.example.steps), m.count))
             .collect();
         report::PathsReport { selector, selected: objects.len() as u64, paths, unreachable, more_shapes }
     }
@@ -147,7 +176,7 @@ impl<'a> PathFinder<'a> {
                 NONE => return None,
                 ROOT => break,
                 p => {
-                    cur = ObjIdx(p);
+                    cur = ObjIdx(p - 2);
                     chain.push(cur);
                 }
             }
@@ -196,7 +225,7 @@ impl<'a> PathFinder<'a> {
 }
 
 fn unknown_root() -> RootInfo {
-    RootInfo { kind: "unknown".into(), detail: String::new() }
+    RootInfo { kind: "unknown".into(), detail: String::new(), label: "unknown root".into() }
 }
 
 /// Describes the root of each start object: the first root record naming it, or a class the VM holds.
@@ -205,15 +234,64 @@ fn root_infos(s: &Snapshot, starts: &[ObjIdx]) -> HashMap<ObjIdx, RootInfo> {
     // An object both a static and a running frame hold is named by the lasting root.
     let (lasting, frames): (Vec<&heap::Root>, Vec<&heap::Root>) = s.roots.iter().partition(|r| !r.kind.held_by_frame());
     for r in lasting.into_iter().chain(frames) {
-        out.entry(r.object).or_insert_with(|| RootInfo { kind: r.kind.name().into(), detail: root_detail(s, r) });
+        out.entry(r.object).or_insert_with(|| RootInfo {
+            kind: r.kind.name().into(),
+            detail: root_detail(s, r),
+            label: root_label(s, r),
+        });
     }
     for &o in starts {
         out.entry(o).or_insert_with(|| RootInfo {
-            kind: "class held by the VM".into(),
+            kind: crate::roots::VM_HELD_CLASS.into(),
             detail: s.mirror_class(o).map(|c| format!("class {}", s.classes().get(c).name)).unwrap_or_default(),
+            label: "held by the VM".into(),
         });
     }
     out
+}
+
+/// How reports name thread `t` of the snapshot.
+pub fn thread_label(s: &Snapshot, t: usize) -> String {
+    let who = s.thread_identity(t);
+    let serial = s.threads.get(t).map_or(0, |t| t.serial);
+    report::thread_label(who.name.as_deref(), who.is_virtual, who.tid, serial)
+}
+
+/// The root in plain words, its kind named once.
+pub(crate) fn root_label(s: &Snapshot, r: &heap::Root) -> String {
+    use heap::RootKind as K;
+    let thread = match r.detail {
+        RootDetail::Thread { thread, frame } => {
+            let t = thread_label(s, thread);
+            let f = frame.and_then(|d| s.threads[thread].frames.get(d as usize).map(|f| (d, f)));
+            Some(match f {
+                Some((d, f)) => format!("{t}, frame {d}: {}", frame_text(f)),
+                None => t,
+            })
+        }
+        _ => None,
+    };
+    let of_thread = |what: &str| match &thread {
+        Some(t) => format!("{what} of {t}"),
+        None => what.to_owned(),
+    };
+    match r.kind {
+        K::JniGlobal => "JNI global reference".into(),
+        K::JniLocal => of_thread("JNI local reference"),
+        K::JavaFrame => of_thread("local variable"),
+        K::NativeStack => of_thread("native stack"),
+        K::StickyClass => "system class".into(),
+        K::ThreadBlock => of_thread("thread block"),
+        K::MonitorUsed => "monitor in use (synchronized)".into(),
+        K::ThreadObject => thread.unwrap_or_else(|| "running thread".into()),
+        K::InternedString => "interned string".into(),
+        K::Finalizing => "waiting for finalization".into(),
+        K::Debugger => "held by a debugger".into(),
+        K::ReferenceCleanup => "reference cleanup".into(),
+        K::VmInternal => "held by the VM".into(),
+        K::JniMonitor => of_thread("JNI monitor"),
+        K::Unknown | K::Unreachable => "unknown root".into(),
+    }
 }
 
 fn root_detail(s: &Snapshot, r: &heap::Root) -> String {
@@ -222,9 +300,10 @@ fn root_detail(s: &Snapshot, r: &heap::Root) -> String {
         RootDetail::Thread { thread, frame } => {
             let t = &s.threads[thread];
             let f = frame.and_then(|d| t.frames.get(d as usize).map(|f| (d, f)));
+            let name = thread_label(s, thread);
             match f {
-                Some((d, f)) => format!("thread {} frame {d}: {}", t.serial, frame_text(f)),
-                None => format!("thread {}", t.serial),
+                Some((d, f)) => format!("{name} frame {d}: {}", frame_text(f)),
+                None => name,
             }
         }
         RootDetail::JniGlobal { ref_id } => mirror.unwrap_or_else(|| format!("global reference 0x{ref_id:x}")),

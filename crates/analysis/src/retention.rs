@@ -45,6 +45,14 @@ impl Graph for StrongGraph<'_> {
             }
         }
     }
+
+    fn release(&self) {
+        self.snap.release_columns();
+    }
+
+    fn placement(&self) -> graph::Placement {
+        self.snap.placement().clone()
+    }
 }
 
 /// The dump's GC root objects, then the class mirrors they do not reach (strongly).
@@ -231,7 +239,7 @@ pub mod node {
 pub struct Retention {
     dom: Dominators,
     /// Retained bytes per graph node (node `i + 1` is object `i`; node 0 the super-root).
-    retained: Vec<u64>,
+    retained: graph::Ints,
 }
 
 impl Retention {
@@ -239,18 +247,18 @@ impl Retention {
     pub fn build(s: &Snapshot, progress: &dyn Progress) -> Retention {
         let g = StrongGraph::new(s);
         let dom = graph::dominators(&g, 0, progress);
-        let retained = dom.subtree_sums(|v| node::object(v).map_or(0, |o| s.shallow_bytes(o)));
+        let retained = dom.subtree_sums_placed(|v| node::object(v).map_or(0, |o| s.shallow_bytes(o)), s.placement());
         Retention { dom, retained }
     }
 
     /// Bytes freed if `o` became unreachable (0 when `o` is not strongly live).
     pub fn retained_bytes(&self, o: ObjIdx) -> u64 {
-        self.retained[node::of(o)]
+        self.retained.get(node::of(o))
     }
 
     /// Bytes of all strongly live objects.
     pub fn live_bytes(&self) -> u64 {
-        self.retained[0]
+        self.retained.get(0)
     }
 
     /// Number of strongly live objects.
@@ -319,11 +327,25 @@ impl Retention {
         counts
     }
 
+    /// How many objects each of `objects` immediately dominates, in their order (one pass over
+    /// the tree, counting for these alone).
+    pub fn child_counts_of(&self, objects: &[ObjIdx]) -> Vec<u64> {
+        let at: std::collections::HashMap<usize, usize> =
+            objects.iter().enumerate().map(|(i, &o)| (node::of(o), i)).collect();
+        let mut counts = vec![0u64; objects.len()];
+        for v in self.dom.preorder() {
+            if let Some(i) = self.dom.immediate_dominator(v).and_then(|d| at.get(&d)) {
+                counts[*i] += 1;
+            }
+        }
+        counts
+    }
+
     /// The `n` objects with the biggest retained sizes anywhere in the tree.
     pub fn top(&self, n: usize) -> Vec<ObjIdx> {
         let mut heap = std::collections::BinaryHeap::new();
         for v in self.dom.preorder().filter(|&v| v != node::SUPER_ROOT) {
-            heap.push(std::cmp::Reverse((self.retained[v], std::cmp::Reverse(v))));
+            heap.push(std::cmp::Reverse((self.retained.get(v), std::cmp::Reverse(v))));
             if heap.len() > n {
                 heap.pop();
             }
@@ -336,6 +358,6 @@ impl Retention {
 
     /// Heap bytes used.
     pub fn heap_bytes(&self) -> usize {
-        self.dom.heap_bytes() + self.retained.capacity() * 8
+        self.dom.heap_bytes() + self.retained.heap_bytes()
     }
 }

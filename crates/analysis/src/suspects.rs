@@ -60,7 +60,7 @@ pub fn suspects(s: &Snapshot, r: &Retention, paths: &PathFinder<'_>, threshold: 
 }
 
 pub(crate) fn step(s: &Snapshot, o: ObjIdx, field: Option<String>) -> PathStep {
-    PathStep { id: report::ObjectId(s.address(o)), class: s.type_label(o), field }
+    PathStep { id: report::ObjectId(s.address(o)), class: s.type_label(o), field, folded: false }
 }
 
 fn describe(
@@ -112,18 +112,8 @@ fn describe(
     contents.truncate(6);
     let data_structure = data_structure(&chain);
     let root_path = paths.path(o);
-    let root = root_path
-        .as_ref()
-        .map(|p| {
-            if p.root.detail.is_empty() {
-                p.root.kind.clone()
-            } else {
-                format!("{} ({})", p.root.detail, p.root.kind)
-            }
-        })
-        .unwrap_or_default();
-    let path: Vec<PathStep> =
-        root_path.map(|p| p.steps.into_iter().map(|st| step(s, st.object, st.field)).collect()).unwrap_or_default();
+    let root = root_path.as_ref().map(|p| p.root.label.clone()).unwrap_or_default();
+    let path: Vec<PathStep> = root_path.map(|p| crate::paths::report_steps(s, &p.steps)).unwrap_or_default();
     let holder = path.iter().rev().find_map(|st| st.field.clone()).unwrap_or_default();
     let title = match group {
         Some((class, count, _)) => format!("{} instances of {}", report::thousands(count), s.classes().get(class).name),

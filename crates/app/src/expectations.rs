@@ -10,7 +10,8 @@ pub fn of_dump(path: &Path, settings: &ReadSettings, reporter: &dyn Reporter) ->
     let snap = load_snapshot(path, settings, reporter)?;
     let retention = analysis::Retention::build(&snap, reporter);
     let paths = analysis::PathFinder::new(&snap, reporter);
-    Ok(analysis::expectations(&snap, &retention, &paths, path.display().to_string()))
+    let closures = analysis::Closures::new(&snap, reporter);
+    Ok(analysis::expectations(&snap, &retention, &paths, &closures, path.display().to_string()))
 }
 
 /// What a run store says of the declared-dead objects: reachable at the agent's last walk,
@@ -36,11 +37,13 @@ pub fn of_run(run: &runstore::Run, source: &str) -> report::ExpectationsReport {
         }
     }
     reachable.sort_by_key(|x| std::cmp::Reverse(x.declared_ms_ago));
+    let groups = analysis::dead_groups(&reachable, |x| (x.class.clone(), x.held_by.clone()), |_| (None, None));
     report::ExpectationsReport {
         source: source.to_string(),
         expectations: run.expectations.len() as u64,
         collected,
         unchecked,
+        groups,
         reachable,
     }
 }

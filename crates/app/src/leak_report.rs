@@ -28,9 +28,6 @@ pub struct View {
     pub show_values: bool,
 }
 
-/// Characters of a string shown with `--show-values`.
-pub const VALUE_CHARS: usize = 200;
-
 /// The inputs read: the series' summaries, the growth ranking and the last dump, if any.
 pub struct Gathered {
     /// Summaries of the heaps shown, oldest first.
@@ -111,6 +108,7 @@ impl<'s> Analyses<'s> {
         growth: Option<&mut report::GrowthReport>,
         live: Option<&heap::Live>,
         view: &View,
+        progress: &dyn graph::Progress,
     ) -> report::HeapView {
         let (snap, retention) = (self.snap, &self.retention);
         if let Some(g) = growth {
@@ -129,7 +127,7 @@ impl<'s> Analyses<'s> {
             live_bytes: retention.live_bytes(),
             suspects: analysis::suspects(snap, retention, &self.paths, 0.10),
             dominator_tree,
-            roots: analysis::roots_report(snap, retention, &self.closures, 20),
+            roots: analysis::roots_report(snap, retention, 20, progress),
             histogram,
         }
     }
@@ -138,7 +136,7 @@ impl<'s> Analyses<'s> {
 /// Fills in the text of the strings in a dominator tree.
 fn add_values(snap: &heap::Snapshot, nodes: &mut [report::DomNode]) {
     for n in nodes {
-        n.value = snap.find(n.object.id.0).and_then(|o| snap.string_value(o, VALUE_CHARS));
+        n.value = snap.find(n.object.id.0).and_then(|o| snap.string_value(o, analysis::VALUE_CHARS));
         add_values(snap, &mut n.nodes);
     }
 }
@@ -149,11 +147,13 @@ pub fn model(
     view: &View,
     gathered: Gathered,
     analyses: Option<&Analyses<'_>>,
+    progress: &dyn graph::Progress,
 ) -> report::LeakReport {
     let Gathered { series, mut growth, notes, last_live, .. } = gathered;
     let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
-    let heap = analyses
-        .map(|a| a.heap_view(names.last().cloned().unwrap_or_default(), growth.as_mut(), last_live.as_ref(), view));
+    let heap = analyses.map(|a| {
+        a.heap_view(names.last().cloned().unwrap_or_default(), growth.as_mut(), last_live.as_ref(), view, progress)
+    });
     report::LeakReport {
         inputs: names,
         class_curves: class_curves(&series, view.classes),
@@ -162,6 +162,28 @@ pub fn model(
         show_values: view.show_values,
         notes,
     }
+}
+
+/// The heaps `baseline` and `current` of `series` compared: their diff, and the growth of the
+/// heaps from one to the other, judged with `options`.
+pub fn compare(
+    series: &[growth::HeapSummary],
+    baseline: usize,
+    current: usize,
+    options: &growth::Options,
+) -> Result<report::Comparison> {
+    if baseline >= current || current >= series.len() {
+        return Err(Error::Usage(format!(
+            "compare a baseline with a later heap: {baseline} and {current} of heaps 0 to {}",
+            series.len().saturating_sub(1)
+        )));
+    }
+    Ok(report::Comparison {
+        baseline: baseline as u64,
+        current: current as u64,
+        diff: growth::diff(&series[baseline], &series[current]),
+        growth: growth::analyze(&series[baseline..=current], options, &[]),
+    })
 }
 
 /// Bytes per heap of the `n` classes biggest in the last heap.

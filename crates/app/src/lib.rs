@@ -29,12 +29,15 @@ pub trait Reporter: graph::Progress {
     fn input(&self, i: usize, n: usize);
     /// Something the user should know at once, such as inputs given out of order.
     fn note(&self, message: &str);
+    /// How the index will be held, said before it is built ([`heap::MemoryPlan::describe`]).
+    fn plan(&self, message: &str);
 }
 
 impl Reporter for graph::NoProgress {
     fn warnings(&self, _: &heap::Warnings) {}
     fn input(&self, _: usize, _: usize) {}
     fn note(&self, _: &str) {}
+    fn plan(&self, _: &str) {}
 }
 
 /// How dumps are read.
@@ -42,8 +45,11 @@ impl Reporter for graph::NoProgress {
 pub struct ReadSettings {
     /// Layout overrides and which dump of a file.
     pub read: heap::ReadOptions,
-    /// Where a gzip dump is unpacked (default: `TMPDIR`, else `/tmp`).
+    /// Where a gzip dump is unpacked, and an index kept out of core (default: `TMPDIR`, else
+    /// `/tmp`).
     pub tmp_dir: Option<PathBuf>,
+    /// The memory an index may take before it goes out of core (default: what is available).
+    pub memory_limit: Option<u64>,
 }
 
 /// Why a command could not do what was asked.
@@ -108,7 +114,19 @@ pub fn snapshot_of(
     reporter: &dyn Reporter,
     tell: bool,
 ) -> Result<heap::Snapshot> {
-    let snap = heap::Snapshot::build(dump, &settings.read, reporter)
+    let plan = heap::MemoryPlan::new(&dump, settings.memory_limit, settings.tmp_dir.clone());
+    // Said for big indexes and whenever out of core; a small one in memory is no news.
+    if plan.out_of_core() {
+        // The arrays would quietly stay in memory where no file can be made: say so instead.
+        let dir = plan.placement.dir.clone().unwrap_or_else(std::env::temp_dir);
+        graph::temp_file_in(Some(&dir)).map_err(|e| {
+            Error::Usage(format!("cannot keep the index out of core: no temporary file in {}: {e}", dir.display()))
+        })?;
+    }
+    if plan.out_of_core() || plan.estimate >= 1 << 30 {
+        reporter.plan(&plan.describe());
+    }
+    let snap = heap::Snapshot::build_placed(dump, &settings.read, &plan.placement, reporter)
         .map_err(|source| Error::Dump { path: path.to_owned(), source })?;
     if tell {
         reporter.warnings(&snap.census.warnings);

@@ -33,6 +33,7 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
         ("dominators", document::<report::DominatorReport>()),
         ("retained", document::<report::RetainedReport>()),
         ("paths", document::<report::PathsReport>()),
+        ("object", document::<report::ObjectView>()),
         ("roots", document::<report::RootsReport>()),
         ("group", document::<report::GroupReport>()),
         ("suspects", document::<report::SuspectsReport>()),

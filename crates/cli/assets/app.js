@@ -179,6 +179,8 @@ function sizesTable(sizes) {
   return t;
 }
 
+// Paths as the text shows them: the root object (or the class a loader defines) and how it
+// is held on the first line, a class loader's bookkeeping left out (`readable`).
 function pathsList(paths) {
   const box = el("div");
   if (paths.paths.length === 0) {
@@ -186,9 +188,9 @@ function pathsList(paths) {
   }
   for (const p of paths.paths) {
     const ul = el("ul", { cls: "path mono" });
-    ul.append(el("li", { cls: "muted", text: `from ${p.root.kind} ${p.root.detail}${p.count > 1 ? ` (${int(p.count)} objects like this)` : ""}` }));
-    p.steps.forEach((s, i) => {
-      ul.append(el("li", {}, "\u00a0\u00a0".repeat(i) + (s.field ? `${s.field} → ` : ""), classLink(s.class), " ", idLink(s.id)));
+    ul.append(el("li", { text: `${p.readable.from}${p.count > 1 ? ` — ${int(p.count)} objects like this` : ""}` }));
+    p.readable.steps.forEach((s, i) => {
+      ul.append(el("li", {}, "\u00a0\u00a0".repeat(i + 1) + `${s.field} → `, classLink(s.class), " ", idLink(s.id)));
     });
     box.append(ul);
   }
@@ -197,22 +199,79 @@ function pathsList(paths) {
   return box;
 }
 
+// What a reference points to: class and id (both clickable), retained size, a string's text.
+function target(t) {
+  if (!t) return el("span", { cls: "muted", text: "null" });
+  return el("span", {}, classLink(t.class), " ", idLink(t.id), ` retains ${bytes(t.retained_bytes)}`,
+    t.value !== undefined ? el("span", { cls: "mono", text: ` ${JSON.stringify(t.value)}` }) : null);
+}
+
+function headerRow(...names) {
+  return el("tr", {}, ...names.map(([n, cls]) => el("th", cls ? { cls, text: n } : { text: n })));
+}
+
+function fieldsTable(fields) {
+  const statics = fields.length > 0 && fields.every((f) => f.is_static);
+  const t = el("table", { id: "fields" }, headerRow([statics ? "static field" : "field"], ["type"], ["value"]));
+  for (const f of fields) {
+    t.append(el("tr", {}, el("td", { cls: "mono", text: f.name }), el("td", { cls: "mono", text: f.type }),
+      el("td", {}, f.value !== null ? el("span", { cls: "mono", text: f.value }) : target(f.target))));
+  }
+  return t;
+}
+
+function elementsTable(box, id, a) {
+  const t = el("table", { id: "elements" }, headerRow(["index", "n"], ["element"]));
+  for (const e of a.elements) {
+    t.append(el("tr", {}, el("td", { cls: "n", text: int(e.index) }),
+      el("td", {}, e.value !== null ? el("span", { cls: "mono", text: e.value }) : target(e.target))));
+  }
+  box.append(t);
+  if (a.values_hidden) box.append(el("p", { cls: "muted", text: "Values are shown when the server runs with --show-values." }));
+  else moreButton(box, a.offset + a.elements.length, a.length, async (from) => {
+    const v = await api("/api/object", { id, elements_from: from, limit: PAGE });
+    elementsTable(box, id, v.array);
+  });
+}
+
+function referrersTable(box, id, r) {
+  const t = el("table", { id: "referrers" }, headerRow(["strength"], ["field"], ["referenced by"]));
+  for (const x of r.rows) {
+    t.append(el("tr", {}, el("td", { text: x.strength }), el("td", { cls: "mono", text: x.field }), el("td", {}, target(x))));
+  }
+  box.append(t);
+  moreButton(box, r.offset + r.rows.length, r.total, async (from) => {
+    const v = await api("/api/object", { id, referrers_from: from, limit: PAGE });
+    referrersTable(box, id, v.referrers);
+  });
+}
+
 async function showObject(id) {
   openInspector();
   const detail = document.getElementById("detail");
   status(`Loading ${id}…`);
   try {
-    const v = await api("/api/object", { id });
+    const v = await api("/api/object", { id, limit: PAGE });
     const o = v.object;
     const name = o.represents ? `class ${o.represents}` : o.class;
     const head = el("h3", {}, classLink(o.represents || o.class), " ", el("span", { cls: "muted mono", text: o.id }));
     head.firstChild.textContent = name;
     const parts = [head];
     if (v.value !== undefined) parts.push(el("p", {}, "value: ", el("span", { cls: "mono", text: JSON.stringify(v.value) })));
+    for (const r of v.roots) parts.push(el("p", { text: `A GC root: ${r}.` }));
     parts.push(sizesTable(v.sizes));
     parts.push(el("p", {}, v.live ? `Dominates ${int(o.children)} objects. ` : "Not strongly reachable. ",
       v.dominator ? "Kept alive only through " : "", v.dominator ? classLink(v.dominator.class) : null,
       v.dominator ? " " : null, v.dominator ? idLink(v.dominator.id) : null));
+    if (v.fields.length > 0) parts.push(el("h3", { text: "Fields" }), fieldsTable(v.fields));
+    if (v.array) {
+      const box = el("div");
+      parts.push(el("h3", { text: `${int(v.array.length)} elements of ${v.array.element_type}` }), box);
+      elementsTable(box, id, v.array);
+    }
+    const refs = el("div");
+    parts.push(el("h3", { text: `Referenced by ${int(v.referrers.total)} objects (${int(v.referrers.strong)} strong)` }), refs);
+    referrersTable(refs, id, v.referrers);
     parts.push(el("h3", { text: "Paths from GC roots" }), pathsList(v.paths));
     detail.replaceChildren(...parts);
     status("");
@@ -250,7 +309,7 @@ async function search(q, offset) {
       status(`${int(page.total)} classes match ${JSON.stringify(page.query)}.`);
       if (page.object) results.append(el("p", {}, "Object ", idLink(page.object)));
     }
-    const t = el("table");
+    const t = el("table", {}, offset ? null : headerRow(["class"], ["instances", "n"], ["shallow", "n"]));
     for (const c of page.classes) {
       t.append(el("tr", {}, el("td", { cls: "mono", "data-class": c.name, text: c.name }),
         el("td", { cls: "n", text: int(c.instances) }), el("td", { cls: "n", text: bytes(c.shallow_bytes) })));
@@ -259,6 +318,58 @@ async function search(q, offset) {
     moreButton(results, page.offset + page.classes.length, page.total, (off) => search(q, off));
   } catch (e) {
     status(e.message, true);
+  }
+}
+
+// ---- comparison of two heaps of the series ----
+
+const signed = (n) => (n < 0 ? "−" : "+") + bytes(Math.abs(n));
+
+async function compare() {
+  const out = document.getElementById("comparison");
+  const baseline = document.getElementById("baseline").value;
+  const current = document.getElementById("current").value;
+  out.replaceChildren(el("p", { cls: "muted", text: "Comparing…" }));
+  try {
+    const c = await api("/api/compare", { baseline, current });
+    const g = c.growth;
+    const parts = [];
+    if (g.findings.length > 0) {
+      const ul = el("ul", { id: "compare-findings" });
+      for (const f of g.findings) {
+        ul.append(el("li", {}, el("span", { cls: "mono", text: f.structure }),
+          ` grew ${bytes(f.growth_bytes)}: `, ...f.members.slice(0, 3).flatMap((m, i) =>
+            [i ? ", " : "", classLink(m.class)])));
+      }
+      parts.push(el("h3", { text: "Growing data structures between them" }), ul);
+    } else if (g.candidates.length > 0) {
+      const ul = el("ul", { id: "compare-findings" });
+      for (const k of g.candidates) ul.append(el("li", {}, classLink(k.class), ` grew ${bytes(k.growth_bytes)}`));
+      parts.push(el("h3", { text: "Growing classes between them" }), ul);
+    } else {
+      parts.push(el("p", { id: "compare-findings", cls: "muted",
+        text: g.not_enough_data ? `Not enough heaps between them to judge growth: ${g.not_enough_data}.` : "Nothing grows between them." }));
+    }
+    const classes = el("table", { id: "compare-classes" },
+      headerRow(["class"], ["instances before", "n"], ["instances after", "n"], ["bytes before", "n"], ["bytes after", "n"], ["change", "n"]));
+    for (const d of c.diff.classes.slice(0, PAGE)) {
+      classes.append(el("tr", {}, el("td", {}, classLink(d.class)), el("td", { cls: "n", text: int(d.old_instances) }),
+        el("td", { cls: "n", text: int(d.new_instances) }), el("td", { cls: "n", text: bytes(d.old_bytes) }),
+        el("td", { cls: "n", text: bytes(d.new_bytes) }), el("td", { cls: "n", text: signed(d.delta_bytes) })));
+    }
+    const edges = el("table", { id: "compare-edges" },
+      headerRow(["referrer class"], ["referent class"], ["bytes before", "n"], ["bytes after", "n"], ["change", "n"]));
+    for (const d of c.diff.edges.slice(0, PAGE)) {
+      edges.append(el("tr", {}, el("td", {}, classLink(d.from)), el("td", {}, classLink(d.to)),
+        el("td", { cls: "n", text: bytes(d.old_bytes) }), el("td", { cls: "n", text: bytes(d.new_bytes) }),
+        el("td", { cls: "n", text: signed(d.delta_bytes) })));
+    }
+    parts.push(el("h3", { text: "Classes that changed most" }), classes,
+      el("h3", { text: "References that changed most (bytes a class holds of another)" }), edges);
+    out.replaceChildren(...parts);
+  } catch (e) {
+    out.replaceChildren();
+    fail(out, e);
   }
 }
 
@@ -277,6 +388,8 @@ document.addEventListener("DOMContentLoaded", () => {
     groupby.addEventListener("submit", (ev) => { ev.preventDefault(); regroup(); });
     regroup();
   }
+  const cmp = document.getElementById("compare-form");
+  if (cmp) cmp.addEventListener("submit", (ev) => { ev.preventDefault(); compare(); });
   const form = document.getElementById("search");
   if (form) {
     form.addEventListener("submit", (ev) => {

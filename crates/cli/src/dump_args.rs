@@ -42,9 +42,14 @@ pub struct DumpArgs {
     #[arg(long = "dump", id = "dump_number", value_name = "N")]
     pub dump_number: Option<usize>,
     /// Where a gzip-compressed dump is unpacked while it is read (it needs its unpacked size
-    /// there) [default: TMPDIR, else /tmp].
+    /// there), and where an index kept out of core puts its files [default: TMPDIR, else /tmp].
     #[arg(long, value_name = "DIR")]
     pub tmp_dir: Option<std::path::PathBuf>,
+    /// The memory the index may take (such as 8G or 512M): an index estimated to need more
+    /// keeps its arrays in temporary files in --tmp-dir and runs slower, but completes
+    /// [default: the memory available, or the memory cgroup's limit].
+    #[arg(long, value_name = "SIZE", value_parser = runstore::options::parse_bytes)]
+    pub memory_limit: Option<u64>,
     /// No progress bar and no warnings on stderr (errors are still printed).
     #[arg(long, short)]
     pub quiet: bool,
@@ -98,7 +103,7 @@ impl DumpArgs {
 
     /// How dumps are read, for the application layer.
     pub fn settings(&self) -> app::ReadSettings {
-        app::ReadSettings { read: self.read_options(), tmp_dir: self.tmp_dir.clone() }
+        app::ReadSettings { read: self.read_options(), tmp_dir: self.tmp_dir.clone(), memory_limit: self.memory_limit }
     }
 
     /// Prints the warnings of a read to stderr unless quiet, the known-harmless ones too with

@@ -43,7 +43,7 @@ impl Bar {
         }
     }
 
-    /// Puts `prefix` before every later phase name (such as `3/8 `, for one heap of a series).
+    /// Puts `prefix` before every later phase name (such as `dump 3 of 8: `, for one heap of a series).
     pub fn set_prefix(&self, prefix: &str) {
         if let Ok(mut p) = self.prefix.lock() {
             *p = prefix.to_owned();
@@ -77,7 +77,7 @@ impl graph::Progress for Bar {
     fn finish(&self) {
         if self.timings {
             let took = self.started.lock().map(|s| s.elapsed()).unwrap_or_default();
-            eprintln!("timing: {:>8.3} s  {}", took.as_secs_f64(), self.bar.message());
+            eprintln!("timing: {:>8.3} s  {}{}", took.as_secs_f64(), self.bar.message(), memory_note());
         }
         if self.shown.load(Ordering::Relaxed) {
             self.bar.finish_and_clear();
@@ -95,12 +95,32 @@ impl app::Reporter for Bar {
     }
 
     fn input(&self, i: usize, n: usize) {
-        self.set_prefix(&format!("{i}/{n} "));
+        self.set_prefix(&format!("dump {i} of {n}: "));
     }
 
     fn note(&self, message: &str) {
         if !self.quiet {
             eprintln!("warning: {message}");
         }
+    }
+
+    fn plan(&self, message: &str) {
+        if !self.quiet {
+            eprintln!("leakscope: {message}");
+        }
+    }
+}
+
+/// `  (resident 412 MiB, peak 430 MiB)` from `/proc/self/status`, for the timings lines: where
+/// memory goes is what a benchmark of the index needs besides time. Empty elsewhere than Linux.
+fn memory_note() -> String {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else { return String::new() };
+    let kib = |key: &str| {
+        let line = status.lines().find(|l| l.starts_with(key))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok()
+    };
+    match (kib("VmRSS:"), kib("VmHWM:")) {
+        (Some(rss), Some(hwm)) => format!("  (resident {} MiB, peak {} MiB)", rss / 1024, hwm / 1024),
+        _ => String::new(),
     }
 }

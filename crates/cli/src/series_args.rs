@@ -8,16 +8,21 @@ use crate::dump_args;
 /// How candidates are ranked, shared by `growth` and `report`.
 #[derive(Debug, Args)]
 pub struct RankingArgs {
-    /// Ranking: ratio (Figure 5 on kept volumes, with noise and plateau tests), cork (Figure 5 as published), slope.
+    /// How growth is ranked: ratio (the default: what a class kept gaining, judged on the bytes
+    /// still there in every later heap, with tests against noise and plateaus), cork (the same
+    /// on all of its bytes, as first published), or slope (bytes gained per heap).
     #[arg(long, value_enum, default_value_t = MethodArg::Ratio)]
     pub method: MethodArg,
-    /// Decay factor f of Figure 5, in percent: a volume that drops less than this still counts as growing.
+    /// How much a class's bytes may drop from one heap to the next and still count as growing,
+    /// in percent.
     #[arg(long, value_name = "PERCENT", default_value_t = 15.0)]
     pub decay: f64,
-    /// Rank threshold R of Figure 5 (rank in percentage points of growth, weighted by phase).
+    /// How much a class must grow to be reported: its growth in percent of its size, summed
+    /// over the heaps where it grew, recent growth weighing more (a class that doubled once
+    /// scores about 100).
     #[arg(long, value_name = "R", default_value_t = 100.0)]
     pub rank_threshold: f64,
-    /// Growth phases a candidate needs (Figure 5's MAX_LEAK_PHASES).
+    /// How many times (from one heap to the next) a class must grow to be reported.
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub min_phases: u32,
     /// Ignore classes that grew by less than this (64K, 2M, 1G or bytes).
@@ -39,11 +44,12 @@ fn duration_ms(s: &str) -> Result<u64, String> {
 /// The ranking, on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MethodArg {
-    /// Figure 5 on kept volumes, with noise and plateau tests.
+    /// What a class kept gaining, on the bytes still there in every later heap, with tests
+    /// against noise and plateaus.
     Ratio,
-    /// Figure 5 on raw volumes, as published.
+    /// The same on all of a class's bytes, as first published.
     Cork,
-    /// Cork's slope ranking.
+    /// Bytes gained per heap.
     Slope,
 }
 

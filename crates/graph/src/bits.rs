@@ -33,6 +33,15 @@ impl BitSet {
         fresh
     }
 
+    /// Removes `i`; true when it was there.
+    #[inline]
+    pub fn remove(&mut self, i: usize) -> bool {
+        let (w, b) = (i / 64, i % 64);
+        let present = self.words[w] >> b & 1 == 1;
+        self.words[w] &= !(1 << b);
+        present
+    }
+
     /// Removes every member of `other`.
     pub fn subtract(&mut self, other: &BitSet) {
         self.words.iter_mut().zip(&other.words).for_each(|(a, b)| *a &= !b);

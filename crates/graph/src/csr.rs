@@ -1,18 +1,18 @@
 //! Compressed sparse row adjacency over dense node indices.
 
-use crate::packed::Packed40;
+use crate::ints::{width_for, Ints};
 
 /// Successor lists of nodes `0..n`, stored as offsets and one flat target array.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Csr {
-    offsets: Packed40,
-    targets: Packed40,
+    offsets: Ints,
+    targets: Ints,
 }
 
 impl Csr {
     /// A graph from its parts: `offsets` has one more entry than there are nodes, starts at 0,
     /// never decreases and ends at `targets.len()`.
-    pub fn from_parts(offsets: Packed40, targets: Packed40) -> Csr {
+    pub fn from_parts(offsets: Ints, targets: Ints) -> Csr {
         debug_assert_eq!(offsets.get(0), 0);
         debug_assert_eq!(offsets.get(offsets.len() - 1) as usize, targets.len());
         Csr { offsets, targets }
@@ -49,6 +49,18 @@ impl Csr {
     pub fn heap_bytes(&self) -> usize {
         self.offsets.heap_bytes() + self.targets.heap_bytes()
     }
+
+    /// Bytes of the edge arrays, wherever they live.
+    pub fn bytes(&self) -> usize {
+        self.offsets.len() * self.offsets.width() + self.targets.len() * self.targets.width()
+    }
+
+    /// Takes file-backed edge arrays out of resident memory until they are read again
+    /// (see [`Ints::release`]).
+    pub fn release(&self) {
+        self.offsets.release();
+        self.targets.release();
+    }
 }
 
 /// Builds a [`Csr`] node by node, in index order; blocks built elsewhere can be appended.
@@ -66,9 +78,10 @@ impl Default for CsrBuilder {
 impl CsrBuilder {
     /// An empty graph.
     pub fn new() -> Self {
-        let mut offsets = Packed40::new();
+        // The widest until the graph is known; `finish` narrows.
+        let mut offsets = Ints::new(u64::MAX);
         offsets.push(0);
-        CsrBuilder { csr: Csr { offsets, targets: Packed40::new() } }
+        CsrBuilder { csr: Csr { offsets, targets: Ints::new(u64::MAX) } }
     }
 
     /// Adds the next node with its successors.
@@ -80,20 +93,27 @@ impl CsrBuilder {
     }
 
     /// Adds the nodes of a block: `counts[i]` successors each, taken in order from `targets`.
-    pub fn push_block(&mut self, counts: &[u32], targets: &Packed40) {
+    pub fn push_block(&mut self, counts: &[u32], targets: &[u64]) {
         let mut end = self.csr.targets.len() as u64;
         for &c in counts {
             end += u64::from(c);
             self.csr.offsets.push(end);
         }
-        self.csr.targets.extend_from(targets);
+        targets.iter().for_each(|&t| self.csr.targets.push(t));
         debug_assert_eq!(end as usize, self.csr.targets.len());
     }
 
-    /// Finishes the graph.
-    pub fn finish(mut self) -> Csr {
-        self.csr.offsets.shrink_to_fit();
-        self.csr.targets.shrink_to_fit();
-        self.csr
+    /// Finishes the graph, each array as narrow as its values allow.
+    pub fn finish(self) -> Csr {
+        let narrow = |wide: Ints| {
+            let max = wide.iter().max().unwrap_or(0);
+            if width_for(max) == wide.width() {
+                return wide;
+            }
+            let mut out = Ints::with_capacity(wide.len(), max);
+            wide.iter().for_each(|v| out.push(v));
+            out
+        };
+        Csr { offsets: narrow(self.csr.offsets), targets: narrow(self.csr.targets) }
     }
 }

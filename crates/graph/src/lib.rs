@@ -1,10 +1,10 @@
-//! Java-free graph machinery: 40-bit packed index vectors ([`Packed40`]), compressed sparse
-//! row adjacency ([`Csr`]), sets of indices ([`BitSet`]), exact dominators, and the
+//! Java-free graph machinery: index vectors as narrow as their values ([`Ints`]), compressed
+//! sparse row adjacency ([`Csr`]), sets of indices ([`BitSet`]), exact dominators, and the
 //! [`Progress`] sink that long loops report to.
 //!
 //! Heaps of more than 2^32 objects must work, so indices are 64-bit in the API; stored, they
-//! take 5 bytes (up to 2^40 ≈ 1.1 × 10^12 entries), which saves 3 bytes per edge and per node
-//! over `u64` and keeps no 32-bit limit.
+//! take 4 bytes while the heap has fewer than 2^32 objects and references, 5 bytes beyond
+//! (up to 2^40 ≈ 1.1 × 10^12), so no heap meets a 32-bit limit.
 //!
 //! ```
 //! let mut b = graph::CsrBuilder::new();
@@ -17,15 +17,21 @@
 //! ```
 
 mod bits;
+mod components;
 mod csr;
 mod dominators;
-mod packed;
+mod idx;
+mod ints;
+mod place;
 mod progress;
 mod reverse;
+mod spill;
 
 pub use bits::BitSet;
+pub use components::{components, Components, UNREACHED};
 pub use csr::{Csr, CsrBuilder};
 pub use dominators::{dominators, Dominators, Graph};
-pub use packed::{Packed40, Window40};
+pub use ints::{width_for, Ints, IntsWindow};
+pub use place::{temp_file_in, Column, Placement};
 pub use progress::{NoProgress, Progress};
 pub use reverse::reverse;

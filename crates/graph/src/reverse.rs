@@ -1,9 +1,9 @@
 //! Predecessor lists: the reverse of a graph, as CSR.
 
-use crate::{Csr, CsrBuilder, Graph, Packed40, Progress};
+use crate::{Csr, CsrBuilder, Graph, Progress};
 
 /// Builds the reverse of `g`: the successors of `v` in the result are the predecessors of
-/// `v` in `g`, in increasing order. Two passes over the edges; 5 bytes per edge and node.
+/// `v` in `g`, in increasing order. Two passes over the edges.
 pub fn reverse(g: &impl Graph, progress: &dyn Progress) -> Csr {
     let n = g.node_count();
     progress.start("predecessors", 2 * n as u64);
@@ -20,11 +20,10 @@ pub fn reverse(g: &impl Graph, progress: &dyn Progress) -> Csr {
         fill.push(total);
         total += u64::from(c);
     }
-    let mut targets = Packed40::with_capacity(total as usize);
-    (0..total).for_each(|_| targets.push(0));
+    let mut targets = vec![0u64; total as usize];
     for v in 0..n {
         g.successors(v, &mut |s| {
-            targets.set(fill[s] as usize, v as u64);
+            targets[fill[s] as usize] = v as u64;
             fill[s] += 1;
         });
         if v % 65536 == 65535 {

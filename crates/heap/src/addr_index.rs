@@ -27,9 +27,9 @@ pub(crate) enum AddrRank {
 
 impl AddrRank {
     /// Indexes the first halves of the pairs in `parts` (any order, repeats allowed).
-    pub(crate) fn from_pairs(parts: &[&[(u64, u64)]]) -> AddrRank {
-        let all = || parts.par_iter().flat_map(|p| p.par_iter().map(|o| o.0));
-        let Some(first) = parts.iter().find_map(|p| p.first()).map(|o| o.0) else {
+    pub(crate) fn from_pairs(parts: &[&[[u64; 2]]]) -> AddrRank {
+        let all = || parts.par_iter().flat_map(|p| p.par_iter().map(|o| o[0]));
+        let Some(first) = parts.iter().find_map(|p| p.first()).map(|o| o[0]) else {
             return AddrRank::Sparse { addrs: Vec::new(), buckets: Buckets::default() };
         };
         // An address's offset from the lowest has as many trailing zeros as the alignment all
@@ -48,7 +48,7 @@ impl AddrRank {
             return AddrRank::Sparse { addrs, buckets };
         }
         let mut table = vec![[0u64; 2]; words as usize];
-        for a in parts.iter().flat_map(|p| p.iter().map(|o| o.0)) {
+        for a in parts.iter().flat_map(|p| p.iter().map(|o| o[0])) {
             let slot = (a - min) >> shift;
             table[(slot / 64) as usize][0] |= 1 << (slot % 64);
         }
@@ -94,33 +94,39 @@ impl AddrRank {
 pub(crate) struct Buckets {
     min: u64,
     shift: u32,
-    starts: Vec<u64>,
+    starts: graph::Ints,
 }
 
 impl Buckets {
     /// Builds the table over `sorted` (ascending, distinct).
     pub(crate) fn new(sorted: &[u64]) -> Buckets {
-        let (Some(&min), Some(&max)) = (sorted.first(), sorted.last()) else {
+        Self::over(sorted.len(), |i| sorted[i])
+    }
+
+    /// Builds the table over `len` ascending, distinct addresses, `addr(i)` giving the i-th.
+    pub(crate) fn over(len: usize, addr: impl Fn(usize) -> u64) -> Buckets {
+        if len == 0 {
             return Buckets::default();
-        };
+        }
+        let (min, max) = (addr(0), addr(len - 1));
         // Hostile dumps can hold ids anywhere in 0..=u64::MAX: the span is max - min (no + 1,
         // which overflows), and shifts may reach 64, so they are checked.
         let span = max - min;
-        let want = (sorted.len() as u64 / 8).max(1);
+        let want = (len as u64 / 8).max(1);
         let mut shift = 0;
         while span.checked_shr(shift).unwrap_or(0) >= want {
             shift += 1;
         }
         let buckets = span.checked_shr(shift).unwrap_or(0) as usize + 1;
-        let mut starts = Vec::with_capacity(buckets + 1);
+        let mut starts = graph::Ints::with_capacity(buckets + 1, len as u64);
         let mut i = 0usize;
         for b in 0..buckets as u64 {
-            while i < sorted.len() && (sorted[i] - min).checked_shr(shift).unwrap_or(0) < b {
+            while i < len && (addr(i) - min).checked_shr(shift).unwrap_or(0) < b {
                 i += 1;
             }
             starts.push(i as u64);
         }
-        starts.push(sorted.len() as u64);
+        starts.push(len as u64);
         Buckets { min, shift, starts }
     }
 
@@ -128,7 +134,10 @@ impl Buckets {
     #[inline]
     pub(crate) fn find(&self, addr: impl Fn(usize) -> u64, id: u64) -> Option<usize> {
         let b = id.checked_sub(self.min)?.checked_shr(self.shift).unwrap_or(0) as usize;
-        let (mut lo, mut hi) = (*self.starts.get(b)? as usize, *self.starts.get(b + 1)? as usize);
+        if b + 1 >= self.starts.len() {
+            return None;
+        }
+        let (mut lo, mut hi) = (self.starts.get(b) as usize, self.starts.get(b + 1) as usize);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             match addr(mid).cmp(&id) {
@@ -142,7 +151,7 @@ impl Buckets {
 
     /// Heap bytes the table holds.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.starts.capacity() * 8
+        self.starts.heap_bytes()
     }
 }
 
@@ -152,7 +161,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn check(addrs: &[u64]) {
-        let pairs: Vec<(u64, u64)> = addrs.iter().map(|&a| (a, 0)).collect();
+        let pairs: Vec<[u64; 2]> = addrs.iter().map(|&a| [a, 0]).collect();
         let (a, b) = pairs.split_at(pairs.len() / 2);
         let mut sorted = addrs.to_vec();
         sorted.sort_unstable();

@@ -108,16 +108,16 @@ impl ClassGraph {
 
     fn build_with(dump: &Dump, opts: &ReadOptions, progress: &dyn Progress, keep: bool) -> Result<ClassGraph, Error> {
         let data = dump.data();
-        let mut ix = DumpIndex::build(data)?;
+        let mut ix = DumpIndex::build(data, &|at, len| dump.release(at, len))?;
         ix.select(opts.dump)?;
-        let scan = Scan::run(dump, &ix, Keep::Kinds, progress);
+        let scan = Scan::run(dump, &ix, Keep::Kinds, &graph::Placement::memory(), progress);
         let (mut census, scan) = Census::from_scan(&ix, scan, opts, data.len() as u64)?;
         let sizes = Sizes::new(&census);
-        let mirrors: Vec<(u64, u64)> = census
+        let mirrors: Vec<[u64; 2]> = census
             .classes
             .iter()
             .filter(|(_, c)| c.dump_offset.is_some())
-            .map(|(i, c)| (c.id, kind_word(sizes.mirror(i))))
+            .map(|(i, c)| [c.id, kind_word(sizes.mirror(i))])
             .collect();
         let ranks = AddrRank::from_pairs(&[&scan.objects, &mirrors]);
         // Each object's kind word at its rank, segments in parallel. A repeated address keeps
@@ -141,7 +141,7 @@ impl ClassGraph {
                     }
                 })
                 .collect();
-            for &(addr, word) in &scan.objects[at..at + n] {
+            for &[addr, word] in &scan.objects[at..at + n] {
                 let (c, size) = classes[(word >> 32) as usize];
                 let bytes = size.unwrap_or_else(|elem| census.layout.array_bytes(elem, word & u64::from(u32::MAX)));
                 if let Some(r) = ranks.rank(addr) {
@@ -149,7 +149,7 @@ impl ClassGraph {
                 }
             }
         });
-        for &(addr, word) in &mirrors {
+        for &[addr, word] in &mirrors {
             if let Some(r) = ranks.rank(addr) {
                 kind[r].store(word, Ordering::Relaxed);
             }

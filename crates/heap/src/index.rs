@@ -50,8 +50,11 @@ pub struct DumpIndex<'a> {
 }
 
 impl<'a> DumpIndex<'a> {
-    /// Reads the header and every top-level record of `data`.
-    pub fn build(data: &'a [u8]) -> Result<DumpIndex<'a>, Error> {
+    /// Reads the header and every top-level record of `data`, calling `release(offset, len)`
+    /// for each 64 MiB of the file walked past: a file-backed dump gives those pages back
+    /// (see [`crate::Dump::release`]), since the walk maps the pages around every record head
+    /// and would otherwise keep the whole file resident.
+    pub fn build(data: &'a [u8], release: &dyn Fn(u64, usize)) -> Result<DumpIndex<'a>, Error> {
         let header = Header::parse(data)?;
         let mut ix = DumpIndex {
             header,
@@ -69,6 +72,8 @@ impl<'a> DumpIndex<'a> {
             open_segments: false,
         };
         let mut end = header.len as u64;
+        let give_back = |from: u64, to: u64| release(from, (to - from) as usize);
+        let mut passing = crate::source::Passing::new(0, 64 << 20, &give_back);
         for raw in Records::new(data, header.len) {
             let raw = match raw {
                 Ok(r) => r,
@@ -78,6 +83,7 @@ impl<'a> DumpIndex<'a> {
                 }
             };
             end = raw.body_offset() + raw.body.len() as u64;
+            passing.at(raw.offset);
             if raw.is_truncated() {
                 let e = hprof::Error::Truncated { offset: raw.offset, what: "record" };
                 let detail = format!(

@@ -25,6 +25,7 @@ mod index;
 pub mod layout;
 pub mod live;
 mod loaders;
+mod memory;
 pub mod names;
 mod scan;
 mod snapshot;
@@ -36,16 +37,19 @@ pub use classes::{Class, ClassIdx, ClassKind, ClassTable, Field, RefSlot, RefStr
 pub use cpfg::{ClassEdge, ClassGraph, Referrer};
 pub use error::Error;
 /// A static field or constant value, as the dump writes it.
-pub use hprof::Value;
+pub use hprof::{BasicType, RootKind, Value};
 pub use layout::{LayoutSpec, VmLayout};
 pub use live::{Live, PathNode, Via};
 pub use loaders::{loader_groups, LoaderGroup};
-pub use snapshot::{Edge, EdgeLabel, Frame, ObjIdx, Root, RootDetail, Snapshot, Thread};
+pub use memory::{MemoryPlan, BYTES_PER_OBJECT};
+pub use snapshot::{Edge, EdgeLabel, Frame, ObjIdx, Root, RootDetail, Slot, Snapshot, Thread, ThreadIdentity};
 pub use source::Dump;
 pub use warnings::{Warning, WarningKind, Warnings};
 
 /// The heap dumps a file holds (the old hprof agent appends one per request): each one's
 /// offset and start time (ms since the Unix epoch), oldest first.
 pub fn dumps_in(dump: &Dump) -> Result<Vec<(u64, u64)>, Error> {
-    Ok(index::DumpIndex::build(dump.data())?.dump_starts())
+    let starts = index::DumpIndex::build(dump.data(), &|at, len| dump.release(at, len))?.dump_starts();
+    dump.release(0, dump.data().len());
+    Ok(starts)
 }

@@ -106,7 +106,7 @@ pub(crate) struct Scan {
     /// Android only: class-overhead arrays, kept out of the counts above.
     pub overhead: Vec<Overhead>,
     /// (address, offset or kind word) of every object, as [`Keep`] asked (set by `run` only).
-    pub objects: Vec<(u64, u64)>,
+    pub objects: graph::Column<Pair>,
     /// Per segment, in file order: how many objects it kept, and with [`Keep::Kinds`] the
     /// kind keys their words refer to.
     pub per_segment: Vec<(usize, Vec<RawKind>)>,
@@ -115,11 +115,18 @@ pub(crate) struct Scan {
     pub first_error: Option<hprof::Error>,
 }
 
+/// An object's address and its file offset or kind word, as the scan keeps it.
+pub(crate) type Pair = [u64; 2];
+
 impl Scan {
     /// Scans every segment of `ix`, keeping per object what `keep` asks for. Each segment's
     /// pages are released from the resident set once read.
-    pub fn run(dump: &Dump, ix: &DumpIndex<'_>, keep: Keep, progress: &dyn Progress) -> Scan {
+    pub fn run(dump: &Dump, ix: &DumpIndex<'_>, keep: Keep, place: &graph::Placement, progress: &dyn Progress) -> Scan {
         let data = dump.data();
+        // The index walked every record header and read the names: its pages can go (what
+        // is read again comes back from the file), or a file of many segments and names keeps
+        // tens of megabytes resident for nothing.
+        dump.release(0, data.len());
         let id_size = ix.header.id_size;
         // The per-object list is the build's largest temporary. Each segment gets a slice of
         // one allocation, sized by the most objects its bytes can hold (the smallest record is
@@ -129,9 +136,9 @@ impl Scan {
             Keep::Nothing => vec![0; ix.segments.len()],
             _ => ix.segments.iter().map(|seg| seg.len / (10 + id_size.bytes()) + 1).collect(),
         };
-        let mut objects = vec![(0u64, 0u64); bounds.iter().sum()];
+        let mut objects: graph::Column<Pair> = graph::Column::zeros(bounds.iter().sum(), place);
         let mut sinks = Vec::with_capacity(bounds.len());
-        let mut rest: &mut [(u64, u64)] = &mut objects;
+        let mut rest: &mut [Pair] = &mut objects;
         for &c in &bounds {
             let (mine, tail) = rest.split_at_mut(c);
             sinks.push(mine);
@@ -141,41 +148,48 @@ impl Scan {
         let last = ix.segments.len().saturating_sub(1);
         let truncated = ix.warnings.count(WarningKind::Truncated) > 0;
         let android = ix.header.version == hprof::Version::V103;
-        let parts: Vec<Scan> = ix
+        // Reduced as the segments finish, in file order: a dump of a thousand segments would
+        // otherwise hold a thousand per-class tables at once.
+        let mut merged = ix
             .segments
             .par_iter()
             .zip(sinks.into_par_iter())
             .enumerate()
             .map(|(i, (seg, sink))| {
-                let s = Scan::segment(data, *seg, id_size, keep, android, sink, truncated && i == last);
-                dump.release(seg.offset, seg.len);
-                progress.advance(seg.len as u64);
-                s
+                let read = |from: u64, to: u64| {
+                    dump.release(from, (to - from) as usize);
+                    progress.advance(to - from);
+                };
+                Scan::segment(data, *seg, id_size, keep, android, sink, truncated && i == last, &read)
             })
-            .collect();
+            .reduce(Scan::default, Scan::merge);
         progress.finish();
-        let mut merged = parts.into_iter().fold(Scan::default(), Scan::merge);
-        // Close the gaps the bounds left between segments.
+        // Close the gaps the bounds left between segments, giving back the pages each move
+        // leaves behind: else the moves commit the gaps' pages too, up to half again the list.
         let (mut to, mut from) = (0, 0);
         for (&(n, _), &bound) in merged.per_segment.iter().zip(&bounds) {
             objects.copy_within(from..from + n, to);
+            if from > to {
+                discard(&mut objects[(to + n).max(from)..from + n]);
+            }
             to += n;
             from += bound;
         }
         objects.truncate(to);
-        objects.shrink_to_fit();
         merged.objects = objects;
         merged
     }
 
+    #[allow(clippy::too_many_arguments)] // one call site; a struct would only rename these
     fn segment(
         data: &[u8],
         seg: Segment,
         id_size: hprof::IdSize,
         keep: Keep,
         android: bool,
-        sink: &mut [(u64, u64)],
+        sink: &mut [Pair],
         cut_short: bool,
+        read: &dyn Fn(u64, u64),
     ) -> Scan {
         let mut s = Scan::default();
         // Array kinds get their keys here; instances keep theirs in `instances`, which the
@@ -195,6 +209,9 @@ impl Scan {
         // (with whether it took a slot of `sink`), in case a class record claims it.
         let mut heap: HeapId = None;
         let mut last_prim: Option<(u64, BasicType, u32, bool)> = None;
+        // Pages are given back every 32 MiB read: a segment can be gigabytes, and holding it all
+        // would make the file's size, not the heap's, the scan's memory.
+        let mut passing = crate::source::Passing::new(seg.offset, 32 << 20, read);
         while let Some(item) = it.next() {
             let (off, rec) = match item {
                 Ok(x) => x,
@@ -203,6 +220,7 @@ impl Scan {
                     break;
                 }
             };
+            passing.at(off);
             // The object's address, kind and length (0 for instances), and with
             // `Keep::Kinds` its kind's segment-local key.
             let (addr, raw, len, key) = match rec {
@@ -255,7 +273,7 @@ impl Scan {
             };
             let took_slot = match sink.get_mut(kept) {
                 Some(slot) => {
-                    *slot = (addr, key.map_or(off, |key| u64::from(key) << 32 | u64::from(len)));
+                    *slot = [addr, key.map_or(off, |key| u64::from(key) << 32 | u64::from(len))];
                     kept += 1;
                     true
                 }
@@ -279,6 +297,7 @@ impl Scan {
         }
         s.per_segment.push((kept, kinds));
         s.last_heap = heap;
+        passing.end(seg.offset + seg.len as u64);
         s
     }
 
@@ -366,6 +385,23 @@ fn merge_lens<K: std::hash::Hash + Eq>(into: &mut FxHashMap<K, LenCounts>, from:
         let dst = into.entry(k).or_default();
         for (len, n) in lens {
             *dst.entry(len).or_default() += n;
+        }
+    }
+}
+
+/// Gives the whole pages inside `v` back to the system; they read as zeros afterwards. For
+/// entries that are garbage (moved elsewhere) in a big allocation.
+#[allow(unsafe_code)] // madvise on memory we own; see SAFETY below
+fn discard(v: &mut [Pair]) {
+    const PAGE: usize = 4096;
+    let start = v.as_mut_ptr() as usize;
+    let (first, end) = (start.div_ceil(PAGE) * PAGE, (start + std::mem::size_of_val(v)) / PAGE * PAGE);
+    if end > first {
+        // SAFETY: the range lies inside `v`, which this function borrows mutably; dropped
+        // pages of private anonymous memory read back as zeros, a valid `Pair`; those of a
+        // file mapping read back from the file.
+        unsafe {
+            libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_DONTNEED);
         }
     }
 }

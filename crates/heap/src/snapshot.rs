@@ -1,14 +1,18 @@
 //! The full heap model: dense objects sorted by address, CSR references, GC roots.
 //!
-//! Per object it keeps the class (4 bytes), shallow size in 8-byte units (4), the
-//! sub-record's file offset (5), a CSR offset (5), a share of the address index (about 1)
-//! and one bit for "the first edge is a Reference's referent": about 19 bytes per object,
-//! plus 5 bytes per reference, with 40-bit indices, so heaps past 2^32 objects fit.
+//! Per object it keeps the class (2 bytes while the dump has fewer than 65,536 classes, else
+//! 4), the shallow size in 8-byte units (2; objects of 512 KiB and more are listed aside), the
+//! record's file offset, the CSR offsets and the reference targets (4 bytes each while they
+//! fit 32 bits, 5 beyond), a share of the address index (about 1) and one bit for "the first
+//! edge is a Reference's referent". All but the last two live in unlinked temporary files
+//! mapped into memory: the page cache holds them while memory allows, and a phase that does
+//! not read them takes them out of the resident set ([`graph::Ints`],
+//! [`Snapshot::release_columns`]).
 //! Addresses are not kept: each record holds its object's id right after its tag, so
 //! [`Snapshot::address`] reads it from the mapped file; field names are not kept per edge
 //! either: [`Snapshot::labeled_edges`] re-reads the object's record.
 
-use graph::{Csr, Packed40, Progress};
+use graph::{Csr, Ints, Progress};
 use hprof::{Cursor, SubRecord, Value};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -87,6 +91,30 @@ pub struct Thread {
     pub frames: Vec<Frame>,
 }
 
+/// One field of an object and its value ([`Snapshot::slots`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slot {
+    /// The field's name.
+    pub name: String,
+    /// The class that declares it.
+    pub declared_by: ClassIdx,
+    /// A static field (of a class mirror).
+    pub is_static: bool,
+    /// Its value: an object id (0 for null), or a primitive's raw bits.
+    pub value: Value,
+}
+
+/// What a thread's `java.lang.Thread` object says of it ([`Snapshot::thread_identity`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThreadIdentity {
+    /// `Thread.name`, when the dump has it and it is not empty.
+    pub name: Option<String>,
+    /// `Thread.tid`, Java's thread id (`#24` in `jstack`).
+    pub tid: Option<u64>,
+    /// A virtual thread (JDK 21+).
+    pub is_virtual: bool,
+}
+
 /// Details of a GC root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RootDetail {
@@ -122,14 +150,23 @@ pub struct Snapshot {
     dump: Dump,
     /// Classes, layout, per-class totals of everything in the dump, warnings.
     pub census: Census,
-    class: Vec<u32>,
-    size8: Vec<u32>,
-    offsets: Packed40,
+    /// Each object's class, 2 bytes while the dump has fewer than 65,536 classes.
+    class: Ints,
+    /// Each object's shallow size in 8-byte units, 2 bytes each; [`BIG_SIZE8`] means the
+    /// object is in `big_sizes`.
+    size8: Ints,
+    /// The objects of 512 KiB and more with their sizes in 8-byte units, by object.
+    big_sizes: Vec<(u64, u64)>,
+    /// Each object's record in the dump: read again only for an object's fields, kept in a
+    /// temporary file ([`Ints::release`]).
+    offsets: Ints,
     edges: Csr,
     referent_first: graph::BitSet,
     mirrors: Vec<(ObjIdx, ClassIdx)>,
     /// GC roots, as the dump declares them.
     pub roots: Vec<Root>,
+    /// Where the snapshot's big arrays live, and the analyses' on it.
+    placement: graph::Placement,
     /// Threads that hold roots or appear in root records.
     pub threads: Vec<Thread>,
     addr_index: Buckets,
@@ -148,59 +185,100 @@ impl std::fmt::Debug for Snapshot {
 /// Objects per chunk of the parallel edge pass.
 pub(crate) const CHUNK: usize = 1 << 16;
 
+/// The value of [`Snapshot`]'s 2-byte size column for an object listed with the big ones.
+const BIG_SIZE8: u64 = u16::MAX as u64;
+
 impl Snapshot {
-    /// Reads `dump` into a snapshot.
+    /// Reads `dump` into a snapshot, its arrays in memory.
     pub fn build(dump: Dump, opts: &ReadOptions, progress: &dyn Progress) -> Result<Snapshot, Error> {
+        Self::build_placed(dump, opts, &graph::Placement::memory(), progress)
+    }
+
+    /// Reads `dump` into a snapshot whose big arrays, and those of the analyses on it, go
+    /// where `place` says ([`crate::MemoryPlan`] chooses).
+    pub fn build_placed(
+        dump: Dump,
+        opts: &ReadOptions,
+        place: &graph::Placement,
+        progress: &dyn Progress,
+    ) -> Result<Snapshot, Error> {
         let data = dump.data();
-        let mut ix = DumpIndex::build(data)?;
+        let mut ix = DumpIndex::build(data, &|at, len| dump.release(at, len))?;
         ix.select(opts.dump)?;
-        let scan = Scan::run(&dump, &ix, Keep::Offsets, progress);
+        let scan = Scan::run(&dump, &ix, Keep::Offsets, place, progress);
         let (mut census, mut scan) = Census::from_scan(&ix, scan, opts, data.len() as u64)?;
-        let (addrs, offsets) = sort_objects(&mut census, std::mem::take(&mut scan.objects));
-        let addr_index = Buckets::new(&addrs);
+        progress.start("sorting objects", 1);
+        let (addrs, offsets) = sort_objects(&mut census, std::mem::take(&mut scan.objects), data.len() as u64, place);
+        let addr_index = Buckets::over(addrs.len(), |i| addrs.get(i));
+        progress.finish();
         let ctx = Ctx::new(data, &census, &addrs, &offsets, &addr_index);
         let n = addrs.len();
         // Pass 1: class, size, reference count and referent flag of every object, written in
         // place; chunks are multiples of 64 objects, so each owns whole words of the bitset.
+        // The counts go where the edge offsets will be (a reference takes at least an id's
+        // bytes in the dump, which bounds their total), and become the offsets in place.
         progress.start("reading objects", n as u64);
-        let (mut class, mut size8, mut counts) = (vec![0u32; n], vec![0u32; n], vec![0u32; n]);
+        let dir = place.dir.as_deref();
+        // File-backed too: the dominator computation releases them while it does not read them.
+        let mut class = Ints::zeros_placed(n, census.classes.len() as u64, true, dir);
+        let mut size8 = Ints::zeros_placed(n, BIG_SIZE8, true, dir);
+        let max_refs = data.len() as u64 / census.header.id_size.bytes() as u64;
+        let mut edge_offsets = Ints::zeros_placed(n + 1, max_refs, true, dir);
         let mut referent_first = vec![0u64; n.div_ceil(64)];
+        let cuts: Vec<usize> = (0..=n.div_ceil(CHUNK)).map(|k| (k * CHUNK).min(n)).collect();
+        let shifted: Vec<usize> = cuts.iter().map(|c| c + 1).collect();
         let facts: Vec<ChunkFacts> = class
-            .par_chunks_mut(CHUNK)
-            .zip(size8.par_chunks_mut(CHUNK))
-            .zip(counts.par_chunks_mut(CHUNK))
+            .windows_mut(&cuts)
+            .into_par_iter()
+            .zip(size8.windows_mut(&cuts))
+            .zip(edge_offsets.windows_mut(&shifted))
             .zip(referent_first.par_chunks_mut(CHUNK / 64))
             .enumerate()
-            .map(|(k, (((class, size8), counts), referent))| {
-                let f = ctx.describe(k * CHUNK, class, size8, counts, referent);
-                release_block(&dump, &offsets, k * CHUNK..k * CHUNK + class.len());
-                progress.advance(class.len() as u64);
+            .map(|(k, (((mut class, mut size8), mut counts), referent))| {
+                let len = class.len();
+                let f = ctx.describe(k * CHUNK, &mut class, &mut size8, &mut counts, referent);
+                release_block(&dump, &offsets, k * CHUNK..k * CHUNK + len);
+                progress.advance(len as u64);
                 f
             })
             .collect();
         progress.finish();
         // Pass 2: the references themselves, each chunk into its own window of the targets.
-        let mut edge_offsets = Packed40::with_capacity(n + 1);
+        // Both edge arrays are file-backed, so that the dominator computation can take them out
+        // of memory while it does not read them ([`Snapshot::release_columns`]).
         let mut total = 0u64;
-        edge_offsets.push(0);
-        for &c in &counts {
-            total += u64::from(c);
-            edge_offsets.push(total);
+        for i in 1..=n {
+            total += edge_offsets.get(i);
+            edge_offsets.set(i, total);
+            if i % (1 << 20) == 0 {
+                edge_offsets.release_range(i - (1 << 20)..i);
+            }
         }
-        drop(counts);
-        let mut targets = Packed40::zeros(total as usize);
+        let mut targets = Ints::zeros_placed(total as usize, n as u64, true, dir);
         let cuts: Vec<usize> = (0..=n.div_ceil(CHUNK)).map(|k| edge_offsets.get((k * CHUNK).min(n)) as usize).collect();
         progress.start("indexing references", n as u64);
-        targets.windows_mut(&cuts).into_par_iter().enumerate().for_each(|(k, window)| {
-            let range = k * CHUNK..((k + 1) * CHUNK).min(n);
-            ctx.fill(range.clone(), window);
-            release_block(&dump, &offsets, range.clone());
-            progress.advance(range.len() as u64);
-        });
+        // In batches of chunks, each batch's pages released once written: the targets never
+        // sit in memory all at once here.
+        let batch = 4 * rayon::current_num_threads().max(1);
+        for first in (0..cuts.len() - 1).step_by(batch) {
+            let last = (first + batch).min(cuts.len() - 1);
+            targets.windows_mut(&cuts[first..=last]).into_par_iter().enumerate().for_each(|(j, window)| {
+                let k = first + j;
+                let range = k * CHUNK..((k + 1) * CHUNK).min(n);
+                ctx.fill(range.clone(), window);
+                release_block(&dump, &offsets, range.clone());
+                progress.advance(range.len() as u64);
+            });
+            targets.release_range(cuts[first]..cuts[last]);
+        }
         progress.finish();
+        edge_offsets.release();
+        offsets.release();
         drop(addrs);
         let mut mirrors = Vec::new();
+        let mut big_sizes = Vec::new();
         for (k, f) in facts.into_iter().enumerate() {
+            big_sizes.extend(f.big_sizes.iter().map(|&(i, s)| ((k * CHUNK) as u64 + u64::from(i), s)));
             for (i, id) in f.mirrors {
                 if let Some(c) = census.classes.by_id(id) {
                     mirrors.push((ObjIdx((k * CHUNK + i as usize) as u64), c));
@@ -213,11 +291,13 @@ impl Snapshot {
             census,
             class,
             size8,
+            big_sizes,
             offsets,
             edges: Csr::from_parts(edge_offsets, targets),
             referent_first: graph::BitSet::from_words(referent_first),
             mirrors,
             roots: Vec::new(),
+            placement: place.clone(),
             threads: Vec::new(),
             addr_index,
         };
@@ -255,6 +335,20 @@ impl Snapshot {
         }
     }
 
+    /// Where the snapshot's big arrays live; analyses on it put theirs there too.
+    pub fn placement(&self) -> &graph::Placement {
+        &self.placement
+    }
+
+    /// Takes the per-object arrays (references, classes, sizes) out of resident memory until
+    /// they are read again: for a phase of work that holds big arrays of its own and reads
+    /// none of these (the dominator computation after its depth-first search).
+    pub fn release_columns(&self) {
+        self.edges.release();
+        self.class.release();
+        self.size8.release();
+    }
+
     /// Number of objects (class mirrors included).
     pub fn object_count(&self) -> u64 {
         self.class.len() as u64
@@ -279,12 +373,17 @@ impl Snapshot {
 
     /// The object's class (`java.lang.Class` for class mirrors).
     pub fn class_of(&self, o: ObjIdx) -> ClassIdx {
-        ClassIdx(self.class[o.index()])
+        ClassIdx(self.class.get(o.index()) as u32)
     }
 
     /// The object's shallow size in the JVM.
     pub fn shallow_bytes(&self, o: ObjIdx) -> u64 {
-        u64::from(self.size8[o.index()]) * 8
+        let s = self.size8.get(o.index());
+        if s != BIG_SIZE8 {
+            return s * 8;
+        }
+        let at = self.big_sizes.partition_point(|b| b.0 < o.0);
+        self.big_sizes.get(at).filter(|b| b.0 == o.0).map_or(0, |b| b.1 * 8)
     }
 
     /// The class table.
@@ -387,6 +486,70 @@ impl Snapshot {
         None
     }
 
+    /// Every field of `o` with its value, read from the dump: an instance's fields (its own
+    /// class's first, then inherited ones, as the dump lays them out), or a class mirror's
+    /// static fields. Empty for arrays.
+    pub fn slots(&self, o: ObjIdx) -> Vec<Slot> {
+        let classes = &self.census.classes;
+        if let Some(c) = self.mirror_class(o) {
+            let class = classes.get(c);
+            return class
+                .statics
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| class.overhead_static != Some(*i as u16))
+                .map(|(_, st)| Slot { name: st.name.clone(), declared_by: c, is_static: true, value: st.value })
+                .collect();
+        }
+        let id_size = self.census.header.id_size;
+        let Some(SubRecord::Instance { values, .. }) = read_at(self.dump.data(), self.offsets.get(o.index()), id_size)
+        else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut at = 0usize;
+        for c in classes.chain(self.class_of(o)) {
+            for f in &classes.get(c).fields {
+                let n = f.ty.dump_bytes(id_size);
+                let Some(bytes) = values.get(at..at + n) else { return out };
+                let value = match f.ty {
+                    hprof::BasicType::Object => Value::Object(hprof::id_in(bytes, 0, id_size)),
+                    ty => Value::Primitive(ty, bytes.iter().fold(0u64, |v, &b| v << 8 | u64::from(b))),
+                };
+                out.push(Slot { name: f.name.clone(), declared_by: c, is_static: false, value });
+                at += n;
+            }
+        }
+        out
+    }
+
+    /// An array's element type, length, and the values of elements `from..from + limit`
+    /// (object ids for arrays of references, raw bits for primitives); `None` for
+    /// non-arrays.
+    pub fn array_elements(&self, o: ObjIdx, from: u64, limit: usize) -> Option<(hprof::BasicType, u64, Vec<Value>)> {
+        if self.mirror_class(o).is_some() {
+            return None;
+        }
+        let id_size = self.census.header.id_size;
+        match read_at(self.dump.data(), self.offsets.get(o.index()), id_size)? {
+            SubRecord::ObjArray { elements, .. } => {
+                let items = elements.iter().skip(from as usize).take(limit).map(Value::Object).collect::<Vec<Value>>();
+                Some((hprof::BasicType::Object, elements.len() as u64, items))
+            }
+            SubRecord::PrimArray { head, elem, data } => {
+                let w = elem.primitive_bytes() as usize;
+                let items = data
+                    .chunks_exact(w)
+                    .skip(from as usize)
+                    .take(limit)
+                    .map(|b| Value::Primitive(elem, b.iter().fold(0u64, |v, &x| v << 8 | u64::from(x))))
+                    .collect();
+                Some((elem, u64::from(head.length), items))
+            }
+            _ => None,
+        }
+    }
+
     /// The object a reference field of `o` points to, if not null and in the dump.
     pub fn field_object(&self, o: ObjIdx, name: &str) -> Option<ObjIdx> {
         match self.field(o, name)? {
@@ -429,6 +592,28 @@ impl Snapshot {
         Some(text)
     }
 
+    /// What the dump's `java.lang.Thread` object says of thread `t` (an index into
+    /// [`Snapshot::threads`]): its name (at most 200 characters), its Java id, and whether it
+    /// is a virtual thread (JDK 21+, often unnamed). Thread names are shown without
+    /// `--show-values`: they are the server's configuration, not its users' data.
+    pub fn thread_identity(&self, t: usize) -> ThreadIdentity {
+        let Some(o) = self.threads.get(t).and_then(|t| t.object) else {
+            return ThreadIdentity::default();
+        };
+        let classes = &self.census.classes;
+        let is_virtual = classes
+            .chain(self.class_of(o))
+            .any(|c| matches!(classes.get(c).name.as_str(), "java.lang.VirtualThread" | "java.lang.BaseVirtualThread"));
+        ThreadIdentity {
+            name: self.field_object(o, "name").and_then(|n| self.string_value(n, 200)).filter(|n| !n.is_empty()),
+            tid: match self.field(o, "tid") {
+                Some(Value::Primitive(_, tid)) => Some(tid),
+                _ => None,
+            },
+            is_virtual,
+        }
+    }
+
     /// Every class mirror object with the class it stands for, in object order.
     pub fn mirrors(&self) -> &[(ObjIdx, ClassIdx)] {
         &self.mirrors
@@ -454,8 +639,9 @@ impl Snapshot {
 
     /// Approximate heap bytes this snapshot keeps per object, for the README's footprint figure.
     pub fn heap_bytes(&self) -> usize {
-        self.class.capacity() * 4
-            + self.size8.capacity() * 4
+        self.class.heap_bytes()
+            + self.size8.heap_bytes()
+            + self.big_sizes.capacity() * 16
             + self.offsets.heap_bytes()
             + self.edges.heap_bytes()
             + self.referent_first.heap_bytes()
@@ -522,56 +708,114 @@ impl Traced for SnapTraced<'_> {
 struct ChunkFacts {
     /// Class mirrors in this chunk: position in the chunk and class id.
     mirrors: Vec<(u32, u64)>,
+    /// Objects of [`BIG_SIZE8`] units and more: position in the chunk and size in 8-byte units.
+    big_sizes: Vec<(u32, u64)>,
     warnings: crate::warnings::Warnings,
 }
 
+/// Sorted object addresses for the build's lookups, two to an element of the scan's pair
+/// list, whose allocation they take over: the pairs' memory becomes the addresses' with no
+/// second copy, which would be the build's peak.
+pub(crate) struct Addrs {
+    pairs: graph::Column<[u64; 2]>,
+    len: usize,
+}
+
+impl Addrs {
+    /// The first halves of `pairs`, in order.
+    fn from_pairs(mut pairs: graph::Column<[u64; 2]>) -> Addrs {
+        let len = pairs.len();
+        // Slot i is written after slots 2i and 2i + 1, the last it reads, were read.
+        for i in 0..len.div_ceil(2) {
+            let second = pairs.get(2 * i + 1).map_or(0, |p| p[0]);
+            pairs[i] = [pairs[2 * i][0], second];
+        }
+        pairs.truncate(len.div_ceil(2));
+        Addrs { pairs, len }
+    }
+
+    /// The i-th address.
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> u64 {
+        self.pairs[i / 2][i % 2]
+    }
+
+    /// Number of addresses.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
+
 /// Every object's (address, file offset), class records included, sorted by address and
-/// without duplicates: the dense order of [`ObjIdx`]. Returns the addresses and the offsets.
-pub(crate) fn sort_objects(census: &mut Census, mut objects: Vec<(u64, u64)>) -> (Vec<u64>, Packed40) {
-    let mut classes: Vec<(u64, u64)> =
-        census.classes.iter().filter_map(|(_, c)| c.dump_offset.map(|o| (c.id, o))).collect();
+/// without duplicates: the dense order of [`ObjIdx`]. Returns the addresses and the offsets,
+/// these in a temporary file.
+pub(crate) fn sort_objects(
+    census: &mut Census,
+    mut objects: graph::Column<[u64; 2]>,
+    dump_len: u64,
+    place: &graph::Placement,
+) -> (Addrs, Ints) {
+    let mut classes: Vec<[u64; 2]> =
+        census.classes.iter().filter_map(|(_, c)| c.dump_offset.map(|o| [c.id, o])).collect();
     classes.sort_unstable();
-    let n = objects.len() + classes.len();
-    // HotSpot writes objects in address order: then a linear merge with the class records, read
-    // straight into the outputs, replaces a sort (and a copy) that took most of a summary's time.
-    let merged: Box<dyn Iterator<Item = (u64, u64)>> = if objects.is_sorted() {
-        Box::new(merge_sorted(objects, classes))
+    // HotSpot writes objects in address order: then the few class records are merged in from
+    // the back, in place, which replaces a sort that took most of a summary's time.
+    if objects.is_sorted() {
+        merge_into(&mut objects, &classes);
     } else {
-        objects.extend(classes);
+        let n = objects.len();
+        objects.resize(n + classes.len());
+        objects[n..].copy_from_slice(&classes);
         objects.par_sort_unstable();
-        Box::new(objects.into_iter())
-    };
-    let (mut addrs, mut offsets) = (Vec::with_capacity(n), Packed40::with_capacity(n));
+    }
     let mut duplicates = 0u64;
-    for (addr, off) in merged {
-        if addrs.last() == Some(&addr) {
+    let mut kept = 0;
+    for i in 0..objects.len() {
+        if kept > 0 && objects[kept - 1][0] == objects[i][0] {
             duplicates += 1;
             continue;
         }
-        addrs.push(addr);
-        offsets.push(off);
+        objects[kept] = objects[i];
+        kept += 1;
     }
+    objects.truncate(kept);
     census.warnings.add(WarningKind::DuplicateId, duplicates, None, || "objects".into());
-    (addrs, offsets)
+    let mut offsets = Ints::zeros_placed(kept, dump_len, true, place.dir.as_deref());
+    for (i, &[_, off]) in objects.iter().enumerate() {
+        offsets.set(i, off);
+        if i % (1 << 20) == (1 << 20) - 1 {
+            offsets.release_range(i + 1 - (1 << 20)..i + 1);
+        }
+    }
+    offsets.release();
+    // Collected in place: the addresses take the first half of the pairs' allocation.
+    (Addrs::from_pairs(objects), offsets)
 }
 
-/// Merges two sorted lists.
-fn merge_sorted(a: Vec<(u64, u64)>, b: Vec<(u64, u64)>) -> impl Iterator<Item = (u64, u64)> {
-    let mut b = b.into_iter().peekable();
-    let mut a = a.into_iter().peekable();
-    std::iter::from_fn(move || match (a.peek(), b.peek()) {
-        (Some(x), Some(y)) if y <= x => b.next(),
-        (Some(_), _) => a.next(),
-        (None, _) => b.next(),
-    })
+/// Merges sorted `extra` into sorted `into`, in place, from the back.
+fn merge_into(into: &mut graph::Column<[u64; 2]>, extra: &[[u64; 2]]) {
+    let mut a = into.len();
+    into.resize(a + extra.len());
+    let mut b = extra.len();
+    let mut at = into.len();
+    while b > 0 {
+        at -= 1;
+        if a > 0 && into[a - 1] > extra[b - 1] {
+            a -= 1;
+            into[at] = into[a];
+        } else {
+            b -= 1;
+            into[at] = extra[b];
+        }
+    }
 }
 
 pub(crate) struct Ctx<'a> {
     pub(crate) data: &'a [u8],
     pub(crate) id_size: hprof::IdSize,
     pub(crate) census: &'a Census,
-    pub(crate) addrs: &'a [u64],
-    pub(crate) offsets: &'a Packed40,
+    pub(crate) addrs: &'a Addrs,
+    pub(crate) offsets: &'a Ints,
     pub(crate) index: &'a Buckets,
     pub(crate) sizes: Sizes<'a>,
 }
@@ -580,8 +824,8 @@ impl<'a> Ctx<'a> {
     pub(crate) fn new(
         data: &'a [u8],
         census: &'a Census,
-        addrs: &'a [u64],
-        offsets: &'a Packed40,
+        addrs: &'a Addrs,
+        offsets: &'a Ints,
         index: &'a Buckets,
     ) -> Ctx<'a> {
         Ctx { data, id_size: census.header.id_size, census, addrs, offsets, index, sizes: Sizes::new(census) }
@@ -592,12 +836,12 @@ impl<'a> Ctx<'a> {
     fn describe(
         &self,
         start: usize,
-        class: &mut [u32],
-        size8: &mut [u32],
-        counts: &mut [u32],
+        class: &mut graph::IntsWindow<'_>,
+        size8: &mut graph::IntsWindow<'_>,
+        counts: &mut graph::IntsWindow<'_>,
         referent: &mut [u64],
     ) -> ChunkFacts {
-        let mut f = ChunkFacts { mirrors: Vec::new(), warnings: Default::default() };
+        let mut f = ChunkFacts { mirrors: Vec::new(), big_sizes: Vec::new(), warnings: Default::default() };
         let classes = &self.census.classes;
         for i in 0..class.len() {
             let off = self.offsets.get(start + i);
@@ -606,11 +850,15 @@ impl<'a> Ctx<'a> {
             if let SubRecord::Class(d) = &rec {
                 f.mirrors.push((i as u32, d.head.class_id));
             }
-            class[i] = c.0;
-            size8[i] = u32::try_from(bytes / 8).unwrap_or(u32::MAX);
+            class.set(i, u64::from(c.0));
+            let units = bytes / 8;
+            if units >= BIG_SIZE8 {
+                f.big_sizes.push((i as u32, units));
+            }
+            size8.set(i, units.min(BIG_SIZE8));
             let has_referent = classes.get(c).referent_slot.is_some();
             let mut n = 0u32;
-            for_each_ref(&rec, classes, self.id_size, |label, id| match self.index.find(|k| self.addrs[k], id) {
+            for_each_ref(&rec, classes, self.id_size, |label, id| match self.index.find(|k| self.addrs.get(k), id) {
                 Some(_) => {
                     if n == 0 && has_referent && is_referent_label(classes, c, label) {
                         referent[i / 64] |= 1 << (i % 64);
@@ -619,7 +867,7 @@ impl<'a> Ctx<'a> {
                 }
                 None => f.warnings.add(WarningKind::DanglingReference, 1, Some(off), || format!("id 0x{id:x}")),
             });
-            counts[i] = n;
+            counts.set(i, u64::from(n));
             if let SubRecord::Instance { values, .. } = &rec {
                 let cls = classes.get(c);
                 if values.len() as u32 != cls.values_bytes && cls.dump_offset.is_some() {
@@ -632,13 +880,13 @@ impl<'a> Ctx<'a> {
 
     /// Second pass: the resolved references of the objects in `range`, in the order the first
     /// pass counted them, into the chunk's window of the target array.
-    fn fill(&self, range: std::ops::Range<usize>, mut window: graph::Window40<'_>) {
+    fn fill(&self, range: std::ops::Range<usize>, mut window: graph::IntsWindow<'_>) {
         let classes = &self.census.classes;
         let mut k = 0;
         for o in range {
             let Some(rec) = read_at(self.data, self.offsets.get(o), self.id_size) else { continue };
             for_each_ref(&rec, classes, self.id_size, |_, id| {
-                if let Some(t) = self.index.find(|i| self.addrs[i], id) {
+                if let Some(t) = self.index.find(|i| self.addrs.get(i), id) {
                     window.set(k, t as u64);
                     k += 1;
                 }
@@ -656,11 +904,12 @@ pub(crate) fn is_referent_label(classes: &ClassTable, class: ClassIdx, label: Ed
     }
 }
 
-/// Releases the file pages a finished chunk of the edge pass read.
-pub(crate) fn release_block(dump: &Dump, offsets: &Packed40, range: std::ops::Range<usize>) {
+/// Releases the file pages a finished chunk of the edge pass read, and the chunk's offsets.
+pub(crate) fn release_block(dump: &Dump, offsets: &Ints, range: std::ops::Range<usize>) {
     let lo = range.clone().map(|o| offsets.get(o)).min().unwrap_or(0);
-    let hi = range.map(|o| offsets.get(o)).max().unwrap_or(0);
+    let hi = range.clone().map(|o| offsets.get(o)).max().unwrap_or(0);
     dump.release(lo, (hi - lo) as usize);
+    offsets.release_range(range);
 }
 
 /// Reads the sub-record at absolute offset `off`.
@@ -755,12 +1004,18 @@ mod tests {
 
     proptest! {
         #[test]
-        fn merging_sorted_lists_sorts(mut a in proptest::collection::vec((0u64..1000, 0u64..9), 0..200), mut b in proptest::collection::vec((0u64..1000, 0u64..9), 0..50)) {
+        fn merging_sorted_lists_sorts(
+            mut a in proptest::collection::vec(proptest::array::uniform2(0u64..1000), 0..200),
+            mut b in proptest::collection::vec(proptest::array::uniform2(0u64..1000), 0..50),
+            files in any::<bool>(),
+        ) {
             a.sort_unstable();
             b.sort_unstable();
             let mut expect = [a.clone(), b.clone()].concat();
             expect.sort_unstable();
-            prop_assert_eq!(merge_sorted(a, b).collect::<Vec<_>>(), expect);
+            let mut into = graph::Column::from_vec(a, &graph::Placement { files, dir: None });
+            merge_into(&mut into, &b);
+            prop_assert_eq!(&into[..], &expect[..]);
         }
     }
 }

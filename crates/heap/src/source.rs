@@ -197,6 +197,39 @@ impl Dump {
     }
 }
 
+/// A walk through a dump that hands back the bytes it has passed every `step` bytes, to give
+/// their pages back ([`Dump::release`]): reading record heads maps the pages around each, and
+/// a walk that kept them would make the whole file resident.
+pub(crate) struct Passing<'a> {
+    give_back: &'a dyn Fn(u64, u64),
+    done: u64,
+    step: u64,
+}
+
+impl<'a> Passing<'a> {
+    /// A walk from offset `from`; `give_back(from, to)` gets each passed range.
+    pub(crate) fn new(from: u64, step: u64, give_back: &'a dyn Fn(u64, u64)) -> Passing<'a> {
+        Passing { give_back, done: from, step }
+    }
+
+    /// The walk has reached `offset`.
+    #[inline]
+    pub(crate) fn at(&mut self, offset: u64) {
+        if offset - self.done >= self.step {
+            (self.give_back)(self.done, offset);
+            self.done = offset;
+        }
+    }
+
+    /// The walk ended at `end`: the rest is handed back.
+    pub(crate) fn end(&mut self, end: u64) {
+        if end > self.done {
+            (self.give_back)(self.done, end);
+            self.done = end;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;

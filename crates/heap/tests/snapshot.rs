@@ -176,6 +176,27 @@ fn thread_roots_carry_thread_and_frame() {
 }
 
 #[test]
+fn threads_are_named_from_their_objects_and_virtual_threads_known() {
+    let mut h = HeapBuilder::new();
+    let thread_class = h.class("java.lang.Thread", None, &[("name", Ty::Object), ("tid", Ty::Long)]);
+    let base = h.class("java.lang.BaseVirtualThread", Some(thread_class), &[]);
+    let virtual_class = h.class("java.lang.VirtualThread", Some(base), &[]);
+    let platform = h.thread(thread_class, &[("A", "run", "A.java", 1)]);
+    let named = h.thread(virtual_class, &[("B", "run", "B.java", 1)]);
+    let unnamed = h.thread(virtual_class, &[("C", "run", "C.java", 1)]);
+    for (t, name) in [(platform, "http-nio-8080-exec-3"), (named, "vt-named")] {
+        let n = h.string_object(name);
+        h.set(t.object, "name", n);
+    }
+    h.set_prim(unnamed.object, "tid", 24);
+    let s = snapshot(h.build());
+    let who: Vec<_> = (0..3).map(|t| s.thread_identity(t)).collect();
+    assert_eq!((who[0].name.as_deref(), who[0].is_virtual), (Some("http-nio-8080-exec-3"), false));
+    assert_eq!((who[1].name.as_deref(), who[1].is_virtual), (Some("vt-named"), true));
+    assert_eq!((who[2].name.as_deref(), who[2].tid, who[2].is_virtual), (None, Some(24), true));
+}
+
+#[test]
 fn dangling_references_and_roots_become_counted_warnings() {
     let mut h = HeapBuilder::new();
     let node = h.class("Node", None, &[("next", Ty::Object)]);
@@ -229,4 +250,25 @@ fn unsegmented_dumps_and_other_versions_read() {
         assert!(census.warnings.is_empty(), "{:?}", census.warnings);
         assert_eq!(snapshot(bytes).object_count(), 5 + 2);
     }
+}
+
+#[test]
+fn objects_of_512_kib_and_more_and_heaps_of_over_65536_classes_keep_exact_facts() {
+    // The snapshot keeps classes and sizes in 2 bytes each while they fit: past that, the
+    // classes take 4 bytes and the sizes are listed aside.
+    let mut h = HeapBuilder::new();
+    let classes: Vec<_> = (0..70_000).map(|i| h.class(&format!("com.example.C{i}"), None, &[("x", Ty::Int)])).collect();
+    let mut objects = vec![h.primitive_array(Ty::Byte, 5)];
+    for len in [(512 << 10) - 16, 512 << 10, 3 << 20, 40 << 20] {
+        objects.push(h.primitive_array(Ty::Byte, len));
+        objects.push(h.instance(classes[(len % 70_000) as usize]));
+    }
+    objects.push(h.instance(classes[69_999]));
+    let s = snapshot(h.build());
+    for &o in &objects {
+        let i = s.find(o.0).unwrap();
+        assert_eq!(s.shallow_bytes(i), h.size_of(o), "object {:#x}", o.0);
+    }
+    let last = s.find(objects.last().unwrap().0).unwrap();
+    assert_eq!(s.classes().get(s.class_of(last)).name, "com.example.C69999");
 }

@@ -4,17 +4,17 @@ use std::fmt::Write;
 
 use report::*;
 
-use crate::Text;
-
 impl crate::TextWith<usize> for GrowthReport {
     fn to_text(&self, top: usize) -> String {
         let mut o = String::new();
         let totals: Vec<String> = self.snapshots.iter().map(|s| human_bytes(s.total_bytes)).collect();
-        let _ = writeln!(o, "{}, live bytes: {}", count(self.snapshots.len() as u64, "heap"), totals.join(" → "));
+        let span = self.time_span().map(|s| format!(" {s}")).unwrap_or_default();
+        let noun = self.snapshot_noun();
+        let _ = writeln!(o, "{}{span}, live bytes: {}", count(self.snapshots.len() as u64, noun), totals.join(" → "));
         let r = &self.ranking;
         let _ = writeln!(
             o,
-            "ranking: {} (f = {:.0}%, R = {}, ≥ {} phases, ≥ {} growth)\n",
+            "ranking: {} (decay {:.0}%, threshold {}, at least {} growth phases, at least {} growth)\n",
             r.method,
             r.decay * 100.0,
             r.threshold,
@@ -75,7 +75,7 @@ impl crate::TextWith<usize> for GrowthReport {
             let _ = writeln!(o, "note: {n}");
         }
         if let Some(x) = self.expected_dead.as_ref().filter(|x| x.expectations > 0) {
-            let _ = write!(o, "\n{}", x.to_text());
+            let _ = write!(o, "\n{}", crate::Text::to_text(x));
         }
         o
     }
@@ -149,12 +149,9 @@ fn path_text(path: &[PathPart], from_root: bool) -> String {
 }
 
 fn holder_text(o: &mut String, h: &Holder, indent: &str) {
-    if let Some(r) = &h.root {
-        let _ = writeln!(o, "{indent}from {} {}", r.kind, r.detail);
-    }
-    for s in &h.path {
-        let field = s.field.as_ref().map(|f| format!("{f} -> ")).unwrap_or_default();
-        let _ = writeln!(o, "{indent}  {field}{} {}", s.class, s.id);
+    if !h.path.is_empty() {
+        let root = h.root.as_ref().map(PathRoot::plain).unwrap_or_default();
+        crate::path_text(o, "from ", &root, &h.path, indent, false);
     }
 }
 
@@ -174,11 +171,8 @@ fn loader_leak_text(o: &mut String, l: &LoaderLeak) {
         let _ = writeln!(o, "   the {} stale copies retain {} together", thousands(l.stale), human_bytes(b));
     }
     for p in &l.held_by {
-        let _ = writeln!(o, "   {} of them kept alive from {} {}:", thousands(p.count), p.root.kind, p.root.detail);
-        for s in &p.steps {
-            let field = s.field.as_ref().map(|f| format!("{f} -> ")).unwrap_or_default();
-            let _ = writeln!(o, "       {field}{} {}", s.class, s.id);
-        }
+        let head = format!("{} of them kept alive by ", thousands(p.count));
+        crate::path_text(o, &head, &p.root.plain(), &p.steps, "   ", false);
     }
     let _ = writeln!(o);
 }

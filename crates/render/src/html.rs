@@ -42,9 +42,9 @@ section{background:#fff;border:1px solid #dde1e8;border-radius:6px;margin:18px 0
 h2{font-size:17px;margin:0 0 10px}h3{font-size:15px;margin:14px 0 6px}
 .verdict{font-size:16px;font-weight:600}.leak{color:#b3261e}.ok{color:#1e7b34}
 table{border-collapse:collapse;width:100%;font-size:13px}th,td{text-align:left;padding:3px 8px;border-bottom:1px solid #eceef2}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}code,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}code,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}
 details{margin-left:16px}details>summary{cursor:pointer;margin-left:-16px}.tree{font-size:13px}
-.muted{color:#6b7385}.note{color:#6b7385;font-size:13px}svg{max-width:100%;height:auto}
+.muted{color:#6b7385}.note{color:#6b7385;font-size:13px}svg{max-width:100%;height:auto}div.scroll{overflow-x:auto}div.scroll svg.slice{max-width:none}
 .path li{list-style:none}.path{padding-left:8px}.cand{border-left:4px solid #b3261e;padding-left:12px;margin:12px 0}
 nav a{color:#c9cfdb;margin-right:14px;font-size:13px}
 ";
@@ -78,7 +78,7 @@ fn plural(n: usize) -> &'static str {
 
 fn page(r: &LeakReport, served: bool) -> String {
     let title = match (&r.growth, &r.heap) {
-        (Some(g), _) => format!("leakscope report: {}", count(g.snapshots.len() as u64, "heap")),
+        (Some(g), _) => format!("leakscope report: {}", count(g.snapshots.len() as u64, g.snapshot_noun())),
         (None, Some(v)) => format!("leakscope report: {}", v.source),
         (None, None) => "leakscope report".to_string(),
     };
@@ -87,8 +87,10 @@ fn page(r: &LeakReport, served: bool) -> String {
         if served { "; script-src 'self'; connect-src 'self'" } else { "" }
     );
     let browse = served && r.heap.is_some();
+    let compare = served && r.growth.as_ref().is_some_and(|g| g.snapshots.len() >= 2);
     let sections = [
         ("growth", "Growth", r.growth.is_some()),
+        ("compare", "Compare", compare),
         ("classes", "Biggest classes", !r.class_curves.is_empty()),
         ("suspects", "Suspects", r.heap.is_some()),
         ("dominators", "Dominator tree", r.heap.is_some()),
@@ -134,12 +136,13 @@ fn page(r: &LeakReport, served: bool) -> String {
                         }
                     }
                     @if let Some(g) = &r.growth { (growth_section(g)) }
+                    @if let (Some(g), true) = (&r.growth, compare) { (compare_section(g)) }
                     @if !r.class_curves.is_empty() {
                         section id="classes" {
                             h2 { "Biggest classes over the series" }
                             (line_chart(
                                 &r.class_curves.iter().map(|c| (c.class.as_str(), c.volumes.as_slice())).collect::<Vec<_>>(),
-                                &r.growth.as_ref().map(snapshot_labels).unwrap_or_default(),
+                                &r.growth.as_ref().map(Axis::of).unwrap_or_default(),
                                 860,
                                 300,
                             ))
@@ -168,7 +171,8 @@ fn page(r: &LeakReport, served: bool) -> String {
 }
 
 fn growth_section(g: &GrowthReport) -> Markup {
-    let labels = snapshot_labels(g);
+    let labels = Axis::of(g);
+    let noun = g.snapshot_noun();
     let leaders: Vec<&Candidate> = g.candidates.iter().filter(|c| c.same_structure_as.is_none()).collect();
     let heaps = g.snapshots.len();
     let r = &g.ranking;
@@ -179,18 +183,18 @@ fn growth_section(g: &GrowthReport) -> Markup {
             @if let Some(f) = g.findings.first() {
                 p.verdict.leak {
                     (g.findings.len()) " growing data structure" (plural(g.findings.len())) " found over " (heaps)
-                    " heaps. Most likely: " span.mono { (f.structure) } ", where "
+                    " " (noun) (plural(heaps)) ". Most likely: " span.mono { (f.structure) } ", where "
                     span.mono { (f.members.first().map_or("", |m| m.class.as_str())) }
                     " piles up (grew " (human_bytes(f.growth_bytes)) ")."
                 }
             } @else if let (Some(why), true) = (&g.not_enough_data, leaders.is_empty()) {
                 p.verdict { "Not enough data yet to judge growth: " (why) "." }
             } @else if leaders.is_empty() {
-                p.verdict.ok { "No growing data structure found over " (heaps) " heaps." }
+                p.verdict.ok { "No growing data structure found over " (heaps) " " (noun) (plural(heaps)) "." }
             } @else {
                 p.verdict.leak {
                     (leaders.len()) " growing data structure" (plural(leaders.len())) " found over " (heaps)
-                    " heaps. Most likely: " span.mono { (leaders[0].class) }
+                    " " (noun) (plural(heaps)) ". Most likely: " span.mono { (leaders[0].class) }
                 }
             }
             p.note {
@@ -199,6 +203,7 @@ fn growth_section(g: &GrowthReport) -> Markup {
             }
             h3 { "Heap occupancy" }
             (line_chart(&[("all objects", &totals)], &labels, 860, 220))
+            @if let Some(c) = &labels.caption { p.note.axis { (c) } }
             @for l in &g.loader_leaks { (loader_leak(l, &labels)) }
             @for (i, f) in g.findings.iter().enumerate() {
                 (finding(i + 1, f, &labels))
@@ -219,8 +224,58 @@ fn growth_section(g: &GrowthReport) -> Markup {
     }
 }
 
-fn snapshot_labels(g: &GrowthReport) -> Vec<String> {
-    g.snapshots.iter().map(|s| short_source(&s.source)).collect()
+/// The comparison view of `leakscope serve`: a baseline and a current heap picked from the
+/// series; `/app.js` fetches `/api/compare` and fills `#comparison`.
+fn compare_section(g: &GrowthReport) -> Markup {
+    let axis = Axis::of(g);
+    let last = g.snapshots.len() - 1;
+    let option = |i: usize, selected: bool| {
+        let label = match (&axis.caption, axis.labels.get(i), axis.names.get(i)) {
+            (Some(_), Some(t), Some(n)) => format!("{n} ({t})"),
+            (_, _, Some(n)) => n.clone(),
+            _ => i.to_string(),
+        };
+        html! { option value=(i) selected[selected] { (label) } }
+    };
+    html! {
+        section id="compare" {
+            h2 { "Compare two " (g.snapshot_noun()) "s" }
+            form id="compare-form" {
+                label { "baseline " select id="baseline" { @for i in 0..last { (option(i, i == 0)) } } }
+                " "
+                label { "current " select id="current" { @for i in 1..=last { (option(i, i == last)) } } }
+                " "
+                button type="submit" { "Compare" }
+            }
+            div id="comparison" {}
+        }
+    }
+}
+
+/// The horizontal axis of the series' charts: each heap's time since the first when the
+/// series has times (dump headers', or the run's clock), else its file name or `gc N`.
+#[derive(Default)]
+struct Axis {
+    /// One label per heap.
+    labels: Vec<String>,
+    /// What each point is (its file or GC), for tooltips.
+    names: Vec<String>,
+    /// What the labels count from.
+    caption: Option<String>,
+}
+
+impl Axis {
+    fn of(g: &GrowthReport) -> Axis {
+        let names: Vec<String> = g.snapshots.iter().map(|s| short_source(&s.source)).collect();
+        match (g.time_labels(), g.time_span()) {
+            (Some(labels), Some(span)) => Axis {
+                labels,
+                names,
+                caption: Some(format!("Time axis: since the first {}, {span}.", g.snapshot_noun())),
+            },
+            _ => Axis { labels: names.clone(), names, caption: None },
+        }
+    }
 }
 
 /// A dump path's file name; a run's `gc N`, without what follows in parentheses.
@@ -230,7 +285,7 @@ fn short_source(s: &str) -> String {
 }
 
 /// A class-loader leak: copies of one application per heap, what holds them, what they retain.
-fn loader_leak(l: &LoaderLeak, labels: &[String]) -> Markup {
+fn loader_leak(l: &LoaderLeak, labels: &Axis) -> Markup {
     html! {
         div.cand.finding {
             h3 {
@@ -246,14 +301,14 @@ fn loader_leak(l: &LoaderLeak, labels: &[String]) -> Markup {
             (line_chart(&[("copies", &l.copies)], labels, 560, 160))
             @for p in &l.held_by {
                 h4 { (thousands(p.count)) " of them kept alive by" }
-                (path_list(Some(&p.root), &p.steps))
+                (path_list(&p.root.plain(), &p.steps))
             }
         }
     }
 }
 
 /// A growing structure: its path, what piles up in it, where below it, and its holders.
-fn finding(n: usize, f: &Finding, labels: &[String]) -> Markup {
+fn finding(n: usize, f: &Finding, labels: &Axis) -> Markup {
     let series: Vec<(&str, &[u64])> =
         f.members.iter().take(4).map(|m| (m.class.as_str(), m.volumes.as_slice())).collect();
     html! {
@@ -283,7 +338,7 @@ fn finding(n: usize, f: &Finding, labels: &[String]) -> Markup {
             @if let Some(m) = f.members.first() {
                 h4 { "Where " span.mono { (m.class) } " grows below it" }
                 table {
-                    tr { th { "path" } @for l in labels { th.n { (l) } } }
+                    tr { th { "path" } @for l in &labels.labels { th.n { (l) } } }
                     @for g in &f.growing_paths {
                         tr {
                             td.mono {
@@ -302,13 +357,13 @@ fn finding(n: usize, f: &Finding, labels: &[String]) -> Markup {
                     "Holder " span.mono { (s.holder.class) " " (display(s.holder.id)) } " retains "
                     (human_bytes(s.holder.retained_bytes)) ", holds " (format!("{:.0}", s.share * 100.0)) "% of them"
                 }
-                (path_list(s.holder.root.as_ref(), &s.holder.path))
+                (path_list(&s.holder.root.as_ref().map(PathRoot::plain).unwrap_or_default(), &s.holder.path))
             }
         }
     }
 }
 
-fn candidate(c: &Candidate, labels: &[String]) -> Markup {
+fn candidate(c: &Candidate, labels: &Axis) -> Markup {
     let first = c.volumes.first().copied().unwrap_or(0);
     let last = c.volumes.last().copied().unwrap_or(0);
     html! {
@@ -325,7 +380,7 @@ fn candidate(c: &Candidate, labels: &[String]) -> Markup {
                 (line_chart(&[(c.class.as_str(), &c.volumes)], labels, 560, 180))
                 @if !c.slice.edges.is_empty() {
                     h3 { "Slice: what holds it" }
-                    (slice_diagram(&c.slice))
+                    div.scroll { (slice_diagram(&c.slice)) }
                 }
                 @if !c.slice.containers.is_empty() {
                     p {
@@ -341,7 +396,7 @@ fn candidate(c: &Candidate, labels: &[String]) -> Markup {
                         "Holder " span.mono { (holder.class) " " (display(holder.id)) } " retains "
                         (human_bytes(holder.retained_bytes))
                     }
-                    (path_list(holder.root.as_ref(), &holder.path))
+                    (path_list(&holder.root.as_ref().map(PathRoot::plain).unwrap_or_default(), &holder.path))
                 }
                 @if !c.allocation_sites.is_empty() {
                     h3 { "Allocated at" }
@@ -362,15 +417,26 @@ fn expected_dead(x: &ExpectationsReport) -> Markup {
             @if x.unchecked > 0 { ", " (thousands(x.unchecked)) " not checked yet" }
             "."
         }
-        @if !x.reachable.is_empty() {
+        @if !x.groups.is_empty() {
             table {
-                tr { th { "class" } th { "declared dead at" } th.n { "ago" } th { "referenced by" } }
-                @for r in &x.reachable {
+                tr {
+                    th.n { "objects" } th { "class" } th { "declared dead at" } th.n { "oldest" } th.n { "newest" }
+                    th { "referenced by" }
+                }
+                @for g in &x.groups {
                     tr {
-                        td.mono data-class=(r.class) { (r.class) }
-                        td.mono { (r.site) }
-                        td.n { (human_ms(r.declared_ms_ago)) }
-                        td.mono { (r.held_by.join(", ")) }
+                        td.n { (thousands(g.count)) }
+                        td.mono data-class=(g.class) { (g.class) }
+                        td.mono {
+                            (g.site)
+                            @for other in &g.other_sites { br; (other) }
+                            @if g.sites > 1 + g.other_sites.len() as u64 {
+                                br; "(" (g.sites - 1 - g.other_sites.len() as u64) " more)"
+                            }
+                        }
+                        td.n { (human_ms(g.oldest_ms_ago)) }
+                        td.n { (human_ms(g.newest_ms_ago)) }
+                        td.mono { (g.held_by.join(", ")) }
                     }
                 }
             }
@@ -379,14 +445,19 @@ fn expected_dead(x: &ExpectationsReport) -> Markup {
     }
 }
 
-fn path_list(root: Option<&PathRoot>, path: &[PathStep]) -> Markup {
+/// A path in its readable form ([`report::readable`]), from `root` (in plain words).
+fn path_list(root: &str, path: &[PathStep]) -> Markup {
+    if path.is_empty() {
+        return html! {};
+    }
+    let r = report::readable(root, path);
     html! {
         ul.path.mono {
-            @if let Some(r) = root { li.muted { "from " (r.kind) " " (r.detail) } }
-            @for (i, s) in path.iter().enumerate() {
+            li { (r.from) }
+            @for (i, s) in r.steps.iter().enumerate() {
                 li {
-                    (PreEscaped("&nbsp;&nbsp;".repeat(i)))
-                    @if let Some(f) = &s.field { (f) " → " }
+                    (PreEscaped("&nbsp;&nbsp;".repeat(i + 1)))
+                    (s.field.as_deref().unwrap_or_default()) " → "
                     span data-class=(s.class) { (s.class) } " " span.muted data-id=(display(s.id)) { (display(s.id)) }
                 }
             }
@@ -409,7 +480,7 @@ fn heap_sections(v: &HeapView, show_values: bool, served: bool) -> Markup {
                 div.cand {
                     h3 { (s.title) }
                     p { "retains " (human_bytes(s.retained_bytes)) " (" (format!("{:.1}", s.share * 100.0)) "% of live)" }
-                    (path_list(Some(&PathRoot { kind: s.root.clone(), detail: String::new() }), &s.path))
+                    (path_list(&s.root, &s.path))
                     @if let Some(ds) = &s.data_structure { p { "Accumulates in " span.mono { (ds) } } }
                     @if !s.contents.is_empty() {
                         table {
@@ -529,7 +600,7 @@ fn roots_section(r: &RootsReport) -> Markup {
                 @for t in &r.threads {
                     details {
                         summary {
-                            "thread " (t.serial) " " span.muted { @if let Some(id) = t.id { (display(id)) } }
+                            (t.label) " " span.muted { @if let Some(id) = t.id { (display(id)) } }
                             " — reachable " (human_bytes(t.bytes.reachable_bytes)) ", retained "
                             (human_bytes(t.bytes.retained_bytes))
                         }
@@ -551,8 +622,9 @@ fn roots_section(r: &RootsReport) -> Markup {
 }
 
 /// A line chart of byte series over the heaps: one polyline per series, a byte axis, and
-/// the heaps' labels below.
-fn line_chart(series: &[(&str, &[u64])], labels: &[String], width: u32, height: u32) -> Markup {
+/// the heaps' labels below (their times when known).
+fn line_chart(series: &[(&str, &[u64])], axis: &Axis, width: u32, height: u32) -> Markup {
+    let labels = &axis.labels;
     let n = series.iter().map(|s| s.1.len()).max().unwrap_or(0);
     let max = series.iter().flat_map(|s| s.1.iter().copied()).max().unwrap_or(0).max(1);
     let (left, right, top, bottom) = (78.0, 60.0, 12.0, 34.0 + 16.0 * series.len().min(8) as f64);
@@ -582,7 +654,13 @@ fn line_chart(series: &[(&str, &[u64])], labels: &[String], width: u32, height: 
                 @let points: Vec<String> = values.iter().enumerate().map(|(i, &v)| format!("{},{}", n1(x(i)), n1(y(v)))).collect();
                 polyline fill="none" stroke=(color) stroke-width="2" points=(points.join(" ")) { title { (name) } }
                 @for (i, &v) in values.iter().enumerate() {
-                    circle cx=(n1(x(i))) cy=(n1(y(v))) r="3" fill=(color) { title { (name) ": " (human_bytes(v)) } }
+                    circle cx=(n1(x(i))) cy=(n1(y(v))) r="3" fill=(color) {
+                        title {
+                            (name) ": " (human_bytes(v))
+                            @if let Some(at) = axis.names.get(i) { " in " (at) }
+                            @if let Some(t) = axis.labels.get(i).filter(|_| axis.caption.is_some()) { " (" (t) ")" }
+                        }
+                    }
                 }
                 @if k < 8 {
                     @let ly = top + plot_h + 34.0 + 16.0 * k as f64;
@@ -607,6 +685,17 @@ fn truncate(s: &str, max: usize) -> String {
 /// The slice as boxes and arrows: the candidate on the right, each referrer one column
 /// further left, boxes as tall as the square root of the bytes over their edges; growing
 /// edges red with their growth, edges that hold a container grey and dashed.
+/// Edge `k`'s place among the edges that share its end `end` (its source or target), and
+/// how many share it.
+fn slot<'e>(edges: &'e [SliceEdge], k: usize, end: impl Fn(&'e SliceEdge) -> &'e String) -> (usize, usize) {
+    let mine = end(&edges[k]);
+    let before = edges[..k].iter().filter(|e| end(e) == mine).count();
+    (before, edges.iter().filter(|e| end(e) == mine).count())
+}
+
+/// Characters of a class name a slice box shows in full.
+const NAME_CHARS: usize = 72;
+
 fn slice_diagram(slice: &Slice) -> Markup {
     let Some(candidate) = slice.classes.first() else {
         return html! {};
@@ -644,17 +733,26 @@ fn slice_diagram(slice: &Slice) -> Markup {
         bytes[t] = bytes[t].max(e.bytes);
     }
     let max_bytes = bytes.iter().copied().max().unwrap_or(1).max(1);
-    let (box_w, gap_x, gap_y) = (230.0, 70.0, 18.0);
+    // Each column as wide as its longest name (11 px monospace: about 6.7 px a character), so
+    // that names are not cut; the gaps leave room for the edges' labels.
+    let (gap_x, gap_y, char_w) = (96.0, 18.0, 6.7);
+    let mut col_w = vec![120.0f64; columns];
+    for (i, &c) in col.iter().enumerate() {
+        col_w[c] = col_w[c].max(16.0 + char_w * names[i].chars().count().min(NAME_CHARS) as f64);
+    }
+    let mut col_x = vec![10.0; columns];
+    for c in (0..columns.saturating_sub(1)).rev() {
+        col_x[c] = col_x[c + 1] + col_w[c + 1] + gap_x;
+    }
     let height_of = |b: u64| 30.0 + 40.0 * (b as f64 / max_bytes as f64).sqrt();
-    let mut pos = vec![(0.0, 0.0, 0.0); names.len()];
+    let mut pos = vec![(0.0, 0.0, 0.0, 0.0); names.len()];
     let mut col_y = vec![10.0; columns];
     for (i, &c) in col.iter().enumerate() {
-        let x = 10.0 + (columns - 1 - c) as f64 * (box_w + gap_x);
         let hgt = height_of(bytes[i]);
-        pos[i] = (x, col_y[c], hgt);
+        pos[i] = (col_x[c], col_y[c], hgt, col_w[c]);
         col_y[c] += hgt + gap_y;
     }
-    let width = 20.0 + columns as f64 * box_w + (columns - 1) as f64 * gap_x;
+    let width = col_x[0] + col_w[0] + 10.0;
     let height = col_y.iter().copied().fold(0.0, f64::max) + 10.0;
     html! {
         svg xmlns="http://www.w3.org/2000/svg" class="slice" viewBox={ "0 0 " (width) " " (height) } width=(width)
@@ -665,11 +763,19 @@ fn slice_diagram(slice: &Slice) -> Markup {
                     path d="M0,0L10,5L0,10z" fill="#555" {}
                 }
             }
-            @for e in &slice.edges {
-                @let (fx, fy, fh) = pos[idx(&e.from)];
-                @let (tx, ty, th) = pos[idx(&e.to)];
-                @let (x1, y1) = (fx + box_w, fy + fh / 2.0);
-                @let (x2, y2) = if tx > fx { (tx, ty + th / 2.0) } else { (tx + box_w / 2.0, ty) };
+            @for (k, e) in slice.edges.iter().enumerate() {
+                @let (fx, fy, fh, fw) = pos[idx(&e.from)];
+                @let (tx, ty, th, tw) = pos[idx(&e.to)];
+                // Edges leaving (entering) one box are spread over its side, so that neither
+                // their lines nor their labels sit on one another.
+                @let (out_k, out_n) = slot(&slice.edges, k, |x| &x.from);
+                @let (in_k, in_n) = slot(&slice.edges, k, |x| &x.to);
+                @let (x1, y1) = (fx + fw, fy + fh * (out_k + 1) as f64 / (out_n + 1) as f64);
+                @let (x2, y2) = if tx > fx {
+                    (tx, ty + th * (in_k + 1) as f64 / (in_n + 1) as f64)
+                } else {
+                    (tx + tw * (in_k + 1) as f64 / (in_n + 1) as f64, ty)
+                };
                 @let growing = e.growth_bytes > 0;
                 path d=(format!("M{x1:.1},{y1:.1} C{:.1},{y1:.1} {:.1},{y2:.1} {x2:.1},{y2:.1}", x1 + 30.0, x2 - 30.0))
                     fill="none" stroke=(if growing { "#b3261e" } else { "#8a90a0" })
@@ -681,13 +787,15 @@ fn slice_diagram(slice: &Slice) -> Markup {
                     }
                 }
                 @if growing {
-                    text x=(n1((x1 + x2) / 2.0)) y=(n1((y1 + y2) / 2.0 - 4.0)) text-anchor="middle" fill="#b3261e" {
+                    // At the edge's start, on a halo, so that it crosses neither a box nor another label's line.
+                    text x=(n1(x1 + 6.0)) y=(n1(y1 - 3.0)) fill="#b3261e" stroke="#fff" stroke-width="3"
+                        paint-order="stroke" {
                         "+" (human_bytes(e.growth_bytes))
                     }
                 }
             }
             @for (i, name) in names.iter().enumerate() {
-                @let (x, y, hgt) = pos[i];
+                @let (x, y, hgt, box_w) = pos[i];
                 @let is_candidate = *name == candidate.as_str();
                 @let fill = if is_candidate {
                     "#fde8e6"
@@ -700,7 +808,7 @@ fn slice_diagram(slice: &Slice) -> Markup {
                     title { (name) }
                     rect x=(n1(x)) y=(n1(y)) width=(box_w) height=(n1(hgt)) rx="4" fill=(fill)
                         stroke=(if is_candidate { "#b3261e" } else { "#9aa3b5" }) {}
-                    text x=(n1(x + 8.0)) y=(n1(y + 17.0)) fill="#1d2330" { (truncate(name, 32)) }
+                    text x=(n1(x + 8.0)) y=(n1(y + 17.0)) fill="#1d2330" { (truncate(name, NAME_CHARS)) }
                     text x=(n1(x + 8.0)) y=(n1(y + 31.0)) fill="#6b7385" {
                         @if bytes[i] > 0 { (human_bytes(bytes[i])) }
                     }
@@ -721,7 +829,9 @@ mod tests {
 
     #[test]
     fn charts_hold_every_point_and_escape_names() {
-        let svg = line_chart(&[("<b>", &[1, 2, 3])], &["a".into(), "b".into(), "c".into()], 400, 200).into_string();
+        let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let axis = Axis { labels: names.clone(), names, caption: None };
+        let svg = line_chart(&[("<b>", &[1, 2, 3])], &axis, 400, 200).into_string();
         assert_eq!(svg.matches("<circle").count(), 3);
         assert!(svg.contains("&lt;b&gt;") && !svg.contains("<b>"));
     }

@@ -8,6 +8,7 @@ mod growth;
 mod histogram;
 mod html;
 mod info;
+mod object;
 mod paths;
 mod retention;
 mod roots;
@@ -42,6 +43,18 @@ fn site_stack(s: &report::AllocationSite) -> Option<String> {
             s.frames.len()
         )),
         None => None,
+    }
+}
+
+/// Writes a path from a root in its readable form ([`report::readable`]): `head` and the
+/// first line at `indent`, then one line per step, each a level deeper when `staircase`.
+fn path_text(o: &mut String, head: &str, root: &str, steps: &[report::PathStep], indent: &str, staircase: bool) {
+    use std::fmt::Write;
+    let r = report::readable(root, steps);
+    let _ = writeln!(o, "{indent}{head}{}", r.from);
+    for (i, s) in r.steps.iter().enumerate() {
+        let deeper = "  ".repeat(if staircase { i + 1 } else { 1 });
+        let _ = writeln!(o, "{indent}{deeper}{} -> {} {}", s.field.as_deref().unwrap_or_default(), s.class, s.id);
     }
 }
 

@@ -7,28 +7,15 @@ use report::*;
 impl crate::Text for PathsReport {
     fn to_text(&self) -> String {
         let mut o = String::new();
-        let _ =
-            writeln!(o, "Shortest paths from GC roots to {} objects ({}):", thousands(self.selected), self.selector);
+        let _ = writeln!(
+            o,
+            "Shortest paths from GC roots to {} ({}):",
+            report::count(self.selected, "object"),
+            self.selector
+        );
         for p in &self.paths {
-            let _ = writeln!(
-                o,
-                "\n{} object{} via {}{}",
-                thousands(p.count),
-                if p.count == 1 { "" } else { "s" },
-                p.root.kind,
-                sep(&p.root.detail)
-            );
-            for (i, s) in p.steps.iter().enumerate() {
-                let indent = "  ".repeat(i + 1);
-                match &s.field {
-                    None => {
-                        let _ = writeln!(o, "{indent}{} {}", s.class, s.id);
-                    }
-                    Some(f) => {
-                        let _ = writeln!(o, "{indent}{f} -> {} {}", s.class, s.id);
-                    }
-                }
-            }
+            let head = format!("\n{} via ", report::count(p.count, "object"));
+            crate::path_text(&mut o, &head, &p.root.plain(), &p.steps, "", true);
         }
         if self.unreachable > 0 {
             let _ =
@@ -39,13 +26,5 @@ impl crate::Text for PathsReport {
         }
         let _ = writeln!(o, "\nPaths do not go through weak, soft, phantom or final referents.");
         o
-    }
-}
-
-fn sep(detail: &str) -> String {
-    if detail.is_empty() {
-        String::new()
-    } else {
-        format!(": {detail}")
     }
 }

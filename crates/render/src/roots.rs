@@ -24,9 +24,9 @@ impl crate::Text for RootsReport {
         for t in &self.threads {
             let _ = writeln!(
                 o,
-                "{}  thread {}{}",
+                "{}  {}{}",
                 b(&t.bytes),
-                t.serial,
+                t.label,
                 t.id.as_ref().map(|i| format!(" {i}")).unwrap_or_default()
             );
             for f in &t.frames {

@@ -25,16 +25,7 @@ impl crate::Text for SuspectsReport {
                 human_bytes(self.live_bytes)
             );
             if !s.path.is_empty() {
-                let _ = writeln!(o, "  held from {}:", s.root);
-                for step in &s.path {
-                    let _ = writeln!(
-                        o,
-                        "    {}{} {}",
-                        step.field.as_ref().map(|f| format!("{f} -> ")).unwrap_or_default(),
-                        step.class,
-                        step.id
-                    );
-                }
+                crate::path_text(&mut o, "held by ", &s.root, &s.path, "  ", false);
             }
             if s.chain.len() > 1 {
                 let _ = writeln!(o, "  down the dominator tree to where the memory accumulates:");

@@ -21,7 +21,8 @@ pub struct SnapshotRow {
 /// How candidates were ranked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RankingInfo {
-    /// `ratio` (leakscope's default: Figure 5 on kept volumes), `cork` (Figure 5 on raw volumes) or `slope`.
+    /// `ratio` (the default: growth of the bytes a class keeps), `cork` (growth of all its
+    /// bytes, as the Cork paper ranks them) or `slope` (bytes gained per heap).
     pub method: String,
     /// Decay factor f.
     pub decay: f64,
@@ -251,6 +252,43 @@ pub struct Explanation {
 }
 
 impl GrowthReport {
+    /// True when the series is an agent run's snapshots rather than heap dumps.
+    pub fn from_run(&self) -> bool {
+        self.snapshots.first().is_some_and(|s| s.source.starts_with("gc "))
+    }
+
+    /// What one element of the series is called: `snapshot` for a run's, `heap` for a dump.
+    pub fn snapshot_noun(&self) -> &'static str {
+        if self.from_run() {
+            "snapshot"
+        } else {
+            "heap"
+        }
+    }
+
+    /// When the series starts and how long it spans, when every element has a time:
+    /// `from 2026-11-23 21:52:08 UTC over 3 min 10 s`.
+    pub fn time_span(&self) -> Option<String> {
+        let times: Option<Vec<u64>> = self.snapshots.iter().map(|s| s.time_ms).collect();
+        let times = times.filter(|t| !t.is_empty())?;
+        let (first, last) = (times[0], times[times.len() - 1]);
+        Some(format!("from {} over {}", crate::utc(first), crate::human_ms(last.saturating_sub(first))))
+    }
+
+    /// Each element's time since the first (`0 s`, `+4.2 s`, `+3 min 10 s`), when every
+    /// element has a time; chart axes use them.
+    pub fn time_labels(&self) -> Option<Vec<String>> {
+        let times: Option<Vec<u64>> = self.snapshots.iter().map(|s| s.time_ms).collect();
+        let times = times.filter(|t| !t.is_empty())?;
+        let first = times[0];
+        Some(
+            times
+                .iter()
+                .map(|&t| if t <= first { "0 s".into() } else { format!("+{}", crate::human_ms(t - first)) })
+                .collect(),
+        )
+    }
+
     /// The class-loader leak whose classes hold finding `f` in their statics, if any.
     pub fn leaked_loader_of(&self, f: &Finding) -> Option<&LoaderLeak> {
         let owner = f.path.first()?.class.strip_prefix("class ")?;

@@ -32,8 +32,11 @@ mod top;
 /// schemas are in `docs/schemas/`.
 pub const SCHEMA_VERSION: u32 = 1;
 
-pub use browse::{ApiError, ClassView, DominatorPage, GroupChild, GroupPage, GroupSizesView, ObjectView, SearchPage};
-pub use expect::{ExpectationsReport, ExpectedDead};
+pub use browse::{
+    ApiError, ArrayPage, ClassView, Comparison, DominatorPage, ElementRow, FieldRow, GroupChild, GroupPage,
+    GroupSizesView, ObjectRef, ObjectView, ReferrerPage, ReferrerRow, SearchPage,
+};
+pub use expect::{DeadGroup, ExpectationsReport, ExpectedDead};
 pub use group::{GroupNode, GroupReport};
 pub use growth::{
     AllocationSite, Candidate, ClassDelta, DiffReport, EdgeDelta, Explanation, Finding, GrowingPath, GrowthReport,
@@ -44,10 +47,10 @@ pub use id::{BadObjectId, ObjectId};
 pub use info::{DumpEntry, DumpInfo, RootCount};
 pub use jvms::{JvmList, RunningJvm};
 pub use leak::{ClassCurve, DomNode, HeapView, LeakReport};
-pub use paths::{PathEntry, PathRoot, PathStep, PathsReport};
+pub use paths::{readable, PathEntry, PathRoot, PathStep, PathsReport, ReadablePath};
 pub use retention::{DominatorReport, DominatorRow, GroupTotals, RetainedReport, SelectedGroup, WEAK_NOTE};
 pub use roots::{FrameRow, RootBytes, RootKindRow, RootsReport, StaticRow, ThreadRow};
 pub use stale::{LastAccessAges, StalePath, StaleReport};
 pub use suspects::{Accumulated, Suspect, SuspectsReport};
-pub use text::{count, human_bytes, human_ms, thousands};
+pub use text::{count, human_bytes, human_ms, thousands, thread_label, utc};
 pub use top::{TopCandidate, TopClass, TopView};

@@ -56,6 +56,12 @@ pub struct FrameRow {
 pub struct ThreadRow {
     /// HPROF thread serial.
     pub serial: u32,
+    /// The thread's name (`http-nio-8080-exec-3`), when the dump has it.
+    pub name: Option<String>,
+    /// A virtual thread (JDK 21+).
+    pub virtual_thread: bool,
+    /// How the text names it: `thread "main"`, `virtual thread #24`, `thread 7`.
+    pub label: String,
     /// The `java.lang.Thread` object's id, when known.
     pub id: Option<crate::ObjectId>,
     /// Everything its stack holds (locals, JNI locals, the thread object).

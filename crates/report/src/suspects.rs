@@ -26,7 +26,7 @@ pub struct Suspect {
     pub share: f64,
     /// Shortest path from a GC root to the suspect (root object first).
     pub path: Vec<PathStep>,
-    /// Where the root path starts: root kind and detail.
+    /// Where the root path starts, in plain words ([`crate::PathRoot::label`]).
     pub root: String,
     /// From the suspect down the dominator tree to the accumulation point, the suspect first.
     pub chain: Vec<PathStep>,

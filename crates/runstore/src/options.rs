@@ -229,6 +229,11 @@ mod tests {
         assert_eq!(parse_bytes("2mb"), Ok(2 << 20));
         assert_eq!(parse_bytes("1.5MiB"), Ok(3 << 19));
         assert!(parse_bytes("12X").is_err());
+        assert_eq!(
+            (parse_bytes("1M"), parse_bytes("512MiB"), parse_bytes("8gb")),
+            (Ok(1 << 20), Ok(512 << 20), Ok(8 << 30))
+        );
+        assert!(parse_bytes("lots").is_err() && parse_bytes("-1G").is_err());
         assert!(parse_bytes("").is_err());
         assert_eq!(parse_duration("1.5s"), Some(Duration::from_millis(1500)));
         assert_eq!(parse_duration("10m"), Some(Duration::from_secs(600)));

@@ -39,9 +39,20 @@ struct ClassSpec {
 
 #[derive(Debug, Clone)]
 enum Body {
-    Instance { class: usize, values: Vec<Value> },
-    ObjArray { class: usize, elements: Vec<u64> },
-    PrimArray { elem: BasicType, len: u32 },
+    Instance {
+        class: usize,
+        values: Vec<Value>,
+    },
+    ObjArray {
+        class: usize,
+        elements: Vec<u64>,
+    },
+    /// The contents, big-endian as in the dump; zeros when `None`.
+    PrimArray {
+        elem: BasicType,
+        len: u32,
+        data: Option<Vec<u8>>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -61,6 +72,8 @@ pub struct HeapBuilder {
     objects: Vec<ObjSpec>,
     roots: Vec<Root>,
     strings: Vec<String>,
+    /// Position of each string in `strings`: heaps of many classes have many names.
+    string_at: std::collections::HashMap<String, usize>,
     frames: Vec<StackFrame>,
     traces: Vec<(StackTraceHead, Vec<u64>)>,
     next_addr: u64,
@@ -95,6 +108,7 @@ impl HeapBuilder {
             objects: Vec::new(),
             roots: Vec::new(),
             strings: Vec::new(),
+            string_at: std::collections::HashMap::new(),
             frames: Vec::new(),
             traces: Vec::new(),
             next_addr: HEAP_BASE,
@@ -278,8 +292,25 @@ impl HeapBuilder {
     pub fn primitive_array(&mut self, elem: BasicType, len: u32) -> ObjRef {
         self.array_class(&format!("[{}", elem.descriptor()));
         let addr = self.alloc(self.layout.array_bytes(elem, u64::from(len)));
-        self.objects.push(ObjSpec { addr, body: Body::PrimArray { elem, len }, heap: self.heap.clone() });
+        self.objects.push(ObjSpec { addr, body: Body::PrimArray { elem, len, data: None }, heap: self.heap.clone() });
         ObjRef(addr)
+    }
+
+    /// A `java.lang.String` of JDK 9 and later holding `text` as Latin-1 (`coder` 0) in a
+    /// `byte[]`; the class is declared on first use.
+    pub fn string_object(&mut self, text: &str) -> ObjRef {
+        let class = match self.classes.iter().position(|c| c.jvm_name == "java/lang/String") {
+            Some(i) => ClassRef(i),
+            None => self.class("java.lang.String", None, &[("value", BasicType::Object), ("coder", BasicType::Byte)]),
+        };
+        let bytes: Vec<u8> = text.chars().map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?')).collect();
+        let value = self.primitive_array(BasicType::Byte, bytes.len() as u32);
+        if let Some(ObjSpec { body: Body::PrimArray { data, .. }, .. }) = self.objects.last_mut() {
+            *data = Some(bytes);
+        }
+        let string = self.instance(class);
+        self.set(string, "value", value);
+        string
     }
 
     /// Declares a GC root of `kind` holding `obj` (for thread roots, prefer [`Self::thread`]).
@@ -357,10 +388,11 @@ impl HeapBuilder {
     }
 
     fn string(&mut self, s: &str) -> u64 {
-        let i = match self.strings.iter().position(|x| x == s) {
-            Some(i) => i,
+        let i = match self.string_at.get(s) {
+            Some(&i) => i,
             None => {
                 self.strings.push(s.to_owned());
+                self.string_at.insert(s.to_owned(), self.strings.len() - 1);
                 self.strings.len() - 1
             }
         };
@@ -418,7 +450,7 @@ impl HeapBuilder {
     }
 
     fn lookup(&self, s: &str) -> u64 {
-        0x6000_0000 + self.strings.iter().position(|x| x == s).unwrap_or(0) as u64 * 8
+        0x6000_0000 + self.string_at.get(s).copied().unwrap_or(0) as u64 * 8
     }
 
     fn write_heap(&self, w: &mut Writer) {
@@ -541,10 +573,17 @@ impl HeapBuilder {
                 SubRecord::ObjArray { head, elements: hprof::IdList { bytes: &v.buf, id_size: self.id_size } }
                     .write(out);
             }
-            Body::PrimArray { elem, len } => {
-                let data = vec![0u8; *len as usize * elem.primitive_bytes() as usize];
+            Body::PrimArray { elem, len, data } => {
+                let zeros;
+                let data = match data {
+                    Some(d) => d,
+                    None => {
+                        zeros = vec![0u8; *len as usize * elem.primitive_bytes() as usize];
+                        &zeros
+                    }
+                };
                 let head = PrimArrayHead { object_id: o.addr, stack_serial: 0, length: *len, elem_type: elem.code() };
-                SubRecord::PrimArray { head, elem: *elem, data: &data }.write(out);
+                SubRecord::PrimArray { head, elem: *elem, data }.write(out);
             }
         }
     }

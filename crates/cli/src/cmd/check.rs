@@ -6,7 +6,7 @@ use std::process::Command;
 use anyhow::{bail, Context};
 use clap::Args;
 
-use render::Text;
+use render::TextWith;
 
 use crate::dump_args::{self, DumpArgs};
 use crate::exit::Exit;
@@ -14,8 +14,9 @@ use crate::progress::Bar;
 use app::inputs::InputKind;
 
 /// Check the objects a program declared dead with `LeakScope.expectDead(o)` (from
-/// `leakscope api-jar`): each one still reachable is printed with its shortest path from a GC
-/// root and the bytes it retains (Modula-3's RTHeapDebug). Exits with 1 when one is.
+/// `leakscope api-jar`): the ones still reachable are printed one line per path shape, with
+/// how many, when they were declared dead, the bytes they retain together and what holds
+/// them (`--all` adds each object with its own path). Exits with 1 when one is reachable.
 ///
 /// TARGET is a process id (the JVM runs the leakscope agent; a heap dump of its live objects
 /// is taken with jcmd, which collects garbage first), a heap dump of such a JVM, or its run
@@ -37,7 +38,10 @@ pub struct CheckArgs {
     /// Keep the heap dump taken of a process at FILE.
     #[arg(long, value_name = "FILE")]
     pub keep_dump: Option<PathBuf>,
-    /// Print one JSON document: {"source","expectations","collected","unchecked","reachable":[{"class","site","declared_ms_ago","id","retained_bytes","path":{"root","steps","count"},"held_by"}]}.
+    /// List every object still reachable with its own path, after the groups.
+    #[arg(long)]
+    pub all: bool,
+    /// Print one JSON document: {"source","expectations","collected","unchecked","groups":[{"class","count","site","sites","oldest_ms_ago","newest_ms_ago","retained_bytes","path","held_by"}],"reachable":[{"class","site","declared_ms_ago","id","retained_bytes","path":{"root","steps","count"},"held_by"}]}.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -60,7 +64,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Exit> {
     } else {
         bail!("{} is neither a process id, a heap dump nor a run store", args.target);
     };
-    dump_args::emit(args.json, &report, |r| r.to_text())?;
+    dump_args::emit(args.json, &report, |r| r.to_text(args.all))?;
     Ok(if report.reachable.is_empty() { Exit::Success } else { Exit::CheckFailed })
 }
 

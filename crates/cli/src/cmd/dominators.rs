@@ -16,7 +16,7 @@ use crate::exit::Exit;
 /// --children ID, it is the objects that ID dominates, each with its share of ID's retained
 /// size, to descend step by step toward the data structure that holds the memory (the
 /// accumulation point). With --flat, the biggest retained sizes anywhere in the tree, nested
-/// holders included. Dominators are exact (Semi-NCA over the whole object graph).
+/// holders included. Dominators are exact, computed over the whole object graph.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  leakscope dominators app.hprof\n  leakscope dominators app.hprof --children 0x7ff012a40 --top 10\n  leakscope dominators app.hprof --json"
@@ -45,8 +45,6 @@ pub fn run(args: &DominatorsArgs) -> anyhow::Result<Exit> {
         None => None,
     };
     let r = analysis::Retention::build(&snap, &bar);
-    let counts = r.child_counts();
-    let row = |o: ObjIdx, of: u64| analysis::dominator_row(&snap, &r, &counts, o, of);
     if let Some(p) = parent.filter(|p| !r.is_live(*p)) {
         anyhow::bail!(
             "object {} is not strongly reachable from any GC root: it retains nothing",
@@ -64,10 +62,15 @@ pub fn run(args: &DominatorsArgs) -> anyhow::Result<Exit> {
         all.truncate(all.len() - more);
         (all, more as u64)
     };
+    // Child counts for the rows shown only: a count per object would cost 4 bytes each.
+    let shown: Vec<ObjIdx> = parent.iter().copied().chain(children.iter().copied()).collect();
+    let counts = r.child_counts_of(&shown);
+    let row = |i: usize, of: u64| analysis::dominator_row(&snap, &r, counts[i], shown[i], of);
+    let first = usize::from(parent.is_some());
     let report = report::DominatorReport {
-        parent: parent.map(|p| row(p, r.live_bytes())),
+        parent: parent.map(|_| row(0, r.live_bytes())),
         live_bytes: r.live_bytes(),
-        objects: children.into_iter().map(|o| row(o, of)).collect(),
+        objects: (first..shown.len()).map(|i| row(i, of)).collect(),
         more,
         flat: args.flat,
     };

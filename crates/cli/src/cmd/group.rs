@@ -8,7 +8,7 @@ use crate::dump_args::{self, OneDump};
 use crate::exit::Exit;
 
 /// Group objects by classifiers applied in order, with count, shallow, deep and retained bytes
-/// per group (AntTracks' classification tree).
+/// per group.
 ///
 /// Classifiers: class, package, loader (defining class loader), hierarchy (one level per
 /// superclass), directly-rooted (the GC root or static field that references the object

@@ -18,15 +18,14 @@ use crate::series_args::RankingArgs;
 ///
 /// Give the heaps oldest first: dumps taken after each phase of a workload, or summaries
 /// saved with `leakscope summary`. Only live objects count (reachable from GC roots: heap
-/// fillers and garbage do not). First, Cork's class ranking: a class is a candidate when the
-/// ratio ranking (Figure 5) of its kept volume (the bytes still there in every later heap)
-/// passes the rank threshold, after at least two growth phases, above its own fluctuation, and
-/// still growing over the last third of the series; dumps taken at uneven times are judged per
-/// unit of time. Then each candidate's objects are followed up their reference paths to the
-/// structure they pile up in (a place matched across heaps by its path, such as
-/// `StandardManager.sessions`), whose growth is judged the same way: each growing structure is
-/// one finding. `--method cork` ranks raw volumes exactly as published; `--method slope`
-/// applies Cork's slope ranking. No finding and no candidate means no leak was found.
+/// fillers and garbage do not). First, classes: a class is a candidate when the bytes it keeps
+/// (those still there in every later heap) grew enough (--rank-threshold), often enough
+/// (--min-phases), more than they fluctuate, and still grow over the last third of the series;
+/// dumps taken at uneven times are judged per unit of time. Then each candidate's objects are
+/// followed up their reference paths to the structure they pile up in (a place matched across
+/// heaps by its path, such as `StandardManager.sessions`), whose growth is judged the same
+/// way: each growing structure is one finding. No finding and no candidate means no leak was
+/// found. The method comes from the Cork paper (docs/papers.md).
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   leakscope growth day1.hprof day2.hprof day3.hprof day4.hprof

@@ -19,7 +19,7 @@ use crate::exit::Exit;
 #[command(
     after_help = "Examples:\n  leakscope paths app.hprof --select class:com.acme.Session\n  leakscope paths app.hprof --select id:0x7ff012a40 --json"
 )]
-#[command(mut_arg("json", |a| a.help("Print one JSON document: {\"selector\",\"selected\",\"paths\":[{\"root\":{\"kind\",\"detail\"},\"steps\":[{\"id\",\"class\",\"field\"}],\"count\"}],\"unreachable\",\"more_shapes\"}.")))]
+#[command(mut_arg("json", |a| a.help("Print one JSON document: {\"selector\",\"selected\",\"paths\":[{\"root\":{\"kind\",\"detail\",\"label\"},\"steps\":[{\"id\",\"class\",\"field\",\"folded\"}],\"count\"}],\"unreachable\",\"more_shapes\"}.")))]
 pub struct PathsArgs {
     /// The objects (class:NAME, class:NAME+, id:0xADDR, static:CLASS.FIELD, rule:A>B>C).
     #[arg(long = "select", value_name = "SEL", value_parser = dump_args::parse_selector)]

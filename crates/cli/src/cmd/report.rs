@@ -59,7 +59,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
     let mut gathered = app::leak_report::gather(&args.inputs, &view, &args.dump_args.settings(), &bar)?;
     let last = gathered.last.take();
     let analyses = last.as_ref().map(|snap| app::leak_report::Analyses::of_last(snap, args.inputs.len(), &bar));
-    let report = app::leak_report::model(&args.inputs, &view, gathered, analyses.as_ref());
+    let report = app::leak_report::model(&args.inputs, &view, gathered, analyses.as_ref(), &bar);
     if let Some(out) = &args.output {
         std::fs::write(out, report.to_html()).with_context(|| format!("cannot write {}", out.display()))?;
         if !args.dump_args.quiet {

@@ -8,7 +8,7 @@ use clap::Args;
 use graph::Progress;
 use heap::ObjIdx;
 
-use app::leak_report::{Analyses, VALUE_CHARS};
+use app::leak_report::Analyses;
 
 use render::Html;
 
@@ -18,10 +18,11 @@ use crate::progress::Bar;
 use crate::series_args::ViewArgs;
 
 /// Serve the leak report as a local web UI: the growth view with each candidate's slice, an
-/// expandable dominator tree, a grouping tree re-grouped by any classifiers (AntTracks' count,
-/// shallow, deep and retained columns), and an inspector that shows, for a class or an object,
-/// its paths from GC roots and what it retains. A search box finds classes by name and
-/// objects by id. Long lists are fetched a page at a time.
+/// expandable dominator tree, a grouping tree re-grouped by any classifiers (count, shallow,
+/// deep and retained columns), a comparison of any two heaps of the series, and an inspector
+/// that shows, for a class or an object, its fields, elements and referrers, its paths from GC
+/// roots and what it retains. A search box finds classes by name and objects by id. Long
+/// lists are fetched a page at a time.
 ///
 /// The UI listens on 127.0.0.1 only: everything in the heap is shown to whoever connects.
 /// It is read-only, answers GET alone, and refuses requests whose Host is not this machine's
@@ -40,14 +41,16 @@ use crate::series_args::ViewArgs;
 JSON API (GET only; every answer is one JSON document):
   /api/report
       the report's model, as `report --json`
+  /api/compare?baseline=0&current=3
+      two heaps of a series: their `diff`, and `growth` from one to the other
   /api/dominators?parent=0xID&offset=0&limit=25
       objects a node dominates (no parent: the top)
   /api/group?by=package,class&node=0&offset=0&limit=25
       sub-groups of a grouping node
   /api/group/sizes?by=package,class&node=N
       deep and retained bytes of one group
-  /api/object?id=0xID
-      an object: paths from roots, sizes, dominator
+  /api/object?id=0xID&elements_from=0&referrers_from=0&limit=25
+      an object: fields, elements, referrers, dominator, sizes, paths
   /api/class?name=NAME
       all instances of a class together
   /api/search?q=TEXT&offset=0&limit=25
@@ -100,15 +103,18 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<Exit> {
     let view = args.view.view()?;
     let mut gathered = app::leak_report::gather(&args.inputs, &view, &args.dump_args.settings(), &bar)?;
     let last = gathered.last.take();
+    let series = gathered.series.clone();
     let analyses = last.as_ref().map(|snap| Analyses::of_last(snap, args.inputs.len(), &bar));
-    let report = app::leak_report::model(&args.inputs, &view, gathered, analyses.as_ref());
-    let browse = analyses.as_ref().map(Browse::new);
+    let report = app::leak_report::model(&args.inputs, &view, gathered, analyses.as_ref(), &bar);
+    let browse = analyses.as_ref().map(|a| Browse::new(a, &bar));
     bar.finish();
     let port = server.server_addr().to_ip().map_or(args.port, |a| a.port());
     let state = State {
         page: report.to_served_html(),
         report_json: serde_json::to_string(&report)?,
         browse,
+        series,
+        options: view.options,
         show_values: args.view.show_values,
         hosts: if args.expose_heap_to_network { None } else { Some(loopback_hosts(port)) },
     };
@@ -146,6 +152,10 @@ struct State<'a, 's> {
     page: String,
     report_json: String,
     browse: Option<Browse<'a, 's>>,
+    /// The heaps' summaries, oldest first, for the comparison view.
+    series: Vec<growth::HeapSummary>,
+    /// How growth is judged.
+    options: growth::Options,
     show_values: bool,
     /// Allowed Host headers; `None` when exposed on purpose.
     hosts: Option<Vec<String>>,
@@ -216,6 +226,12 @@ impl State<'_, '_> {
             "/" | "/index.html" => Ok(Body("text/html", self.page.clone())),
             "/app.js" => Ok(Body("text/javascript", APP_JS.to_string())),
             "/api/report" => Ok(Body("application/json", self.report_json.clone())),
+            "/api/compare" => {
+                let (baseline, current) = (q.number("baseline", 0)?, q.number("current", self.series.len())?);
+                let c = app::leak_report::compare(&self.series, baseline, current, &self.options)
+                    .map_err(|e| bad(e.to_string()))?;
+                Ok(Body("application/json", to_json(&c)))
+            }
             "/api/dominators" | "/api/group" | "/api/group/sizes" | "/api/object" | "/api/class" | "/api/search" => {
                 let b = self
                     .browse
@@ -311,25 +327,25 @@ struct Browse<'a, 's> {
     a: &'a Analyses<'s>,
     /// Dominator tree children, node 0 the super-root and node `i + 1` object `i`.
     tree: graph::Csr,
-    counts: Vec<u32>,
+    inspector: analysis::Inspector<'a, 's>,
     /// Every class, biggest shallow bytes first.
     histogram: report::Histogram,
     groupings: Mutex<Vec<(String, Arc<analysis::GroupTree>)>>,
 }
 
 impl<'a, 's> Browse<'a, 's> {
-    fn new(a: &'a Analyses<'s>) -> Browse<'a, 's> {
+    fn new(a: &'a Analyses<'s>, progress: &dyn graph::Progress) -> Browse<'a, 's> {
         Browse {
             a,
             tree: a.retention.tree_children(),
-            counts: a.retention.child_counts(),
+            inspector: analysis::Inspector::new(a.snap, &a.retention, &a.paths, &a.closures, progress),
             histogram: analysis::histogram(&a.snap.census, analysis::GroupBy::Class),
             groupings: Mutex::new(Vec::new()),
         }
     }
 
     fn row(&self, o: ObjIdx, of: u64) -> report::DominatorRow {
-        analysis::dominator_row(self.a.snap, &self.a.retention, &self.counts, o, of)
+        self.inspector.row(o, of)
     }
 
     fn object_at(&self, q: &Query, key: &str) -> Result<ObjIdx, Failure> {
@@ -428,17 +444,15 @@ impl<'a, 's> Browse<'a, 's> {
     }
 
     fn object(&self, q: &Query, show_values: bool) -> Result<report::ObjectView, Failure> {
-        let (s, r) = (self.a.snap, &self.a.retention);
         let o = self.object_at(q, "id")?;
-        let id = report::ObjectId(s.address(o));
-        Ok(report::ObjectView {
-            object: self.row(o, r.live_bytes()),
-            live: r.is_live(o),
-            dominator: r.immediate_dominator(o).map(|d| self.row(d, r.live_bytes())),
-            sizes: self.a.closures.sizes(&[o]).totals(),
-            paths: self.a.paths.report(format!("id:{id}"), &[o], 3),
-            value: if show_values { s.string_value(o, VALUE_CHARS) } else { None },
-        })
+        let (_, limit) = q.page()?;
+        let page = analysis::InspectPage {
+            elements_from: q.number("elements_from", 0)? as u64,
+            referrers_from: q.number("referrers_from", 0)? as u64,
+            limit,
+            show_values,
+        };
+        Ok(self.inspector.view(o, page))
     }
 
     fn class(&self, q: &Query) -> Result<report::ClassView, Failure> {

@@ -8,7 +8,7 @@ use render::Text;
 
 use crate::exit::Exit;
 
-/// The two-phase detector's report (Table 5.1) for a run recorded with `--watch`: per
+/// Watched objects still held but no longer used, for a run recorded with `--watch`: per
 /// reference path from a GC root to the watched objects, how many there are and how long ago
 /// they were last used (longest, median, most recent), with where the stalest one was last
 /// used. The path unused the longest comes first: a leak is a path whose objects are held but

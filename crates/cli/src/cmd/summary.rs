@@ -10,8 +10,8 @@ use crate::dump_args::DumpArgs;
 use crate::exit::Exit;
 use crate::progress::Bar;
 
-/// Summarise a heap dump as Cork's class points-from graph: bytes and instances per class,
-/// and referent bytes per (referrer class → referent class) edge, counted once per reference.
+/// Summarise a heap dump: bytes and instances per class, and the bytes each class holds of
+/// each other class (per referrer class → referent class, counted once per reference).
 /// The summary (JSON, about 0.5-1 MB for a heap of 13 M objects) can stand in for the dump in `growth` and
 /// `diff`, so a series can be kept for weeks without keeping gigabytes of dumps.
 #[derive(Debug, Args)]

@@ -66,16 +66,11 @@ fn compiled(jdk: &Jdk, dir: &Path) -> String {
 
 /// Waits for the program's READY line on `out`.
 fn ready(child: &mut Child, scenario: &str) {
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    loop {
-        match lines.next() {
-            Some(Ok(l)) if l.trim() == "READY" => break,
-            Some(Ok(_)) => {}
-            _ => panic!("Services {scenario} exited before READY"),
-        }
+    let stdout = child.stdout.take().unwrap();
+    let what = format!("Services {scenario}'s READY");
+    if crate::support::await_line(stdout, &what, |l| (l.trim() == "READY").then_some(())).is_none() {
+        panic!("Services {scenario} exited before READY");
     }
-    // The rest of its output ("done") is not needed; keep the pipe drained.
-    std::thread::spawn(move || for _ in lines {});
 }
 
 /// Starts `Services SCENARIO` on `jdk` with the agent at its default settings.
@@ -417,7 +412,7 @@ fn parse_openmetrics(text: &str) -> Vec<Value> {
         .spawn()
         .unwrap();
     child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = crate::support::wait_bounded(child, "openmetrics_parse.py");
     assert!(out.status.success(), "{}\n{text}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{debian_classpath, leakscope, Jdk};
+use crate::support::{debian_classpath, leakscope, BoundedOutput, Jdk};
 
 /// Debian's jars the services need.
 fn classpath() -> Option<String> {
@@ -36,8 +36,7 @@ fn series(jdk: &Jdk, cp: &str, scenario: &str, dir: &Path) -> Vec<PathBuf> {
         .arg(format!("-Dleakyapps.webapp={}", webapp.display()))
         .args(["LeakyApps", scenario, "8"])
         .arg(dir)
-        .output()
-        .unwrap();
+        .bounded_output();
     assert!(out.status.success(), "{scenario}: {}", String::from_utf8_lossy(&out.stderr));
     (1..=8).map(|p| dir.join(format!("{scenario}-{p:02}.hprof"))).collect()
 }
@@ -121,6 +120,50 @@ fn tomcat_sessions_and_an_audit_map(jdk: Option<Jdk>) {
         );
     }
     assert_live_only(&report, dumps.last().unwrap());
+    assert_workbench_on_tomcat(dumps.last().unwrap().to_str().unwrap());
+}
+
+/// What a MAT user reads first on a Tomcat dump: thread names as Tomcat gives them, and a
+/// static field of an application class named by its class and loader, not the loader's
+/// bookkeeping.
+fn assert_workbench_on_tomcat(dump: &str) {
+    let roots = crate::support::json(&["roots", "--json", dump]);
+    let names: Vec<&str> = roots["threads"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.iter().any(|n| n.starts_with("http-nio-") && n.contains("-exec-")), "Tomcat's workers: {names:?}");
+    assert!(names.contains(&"main"), "{names:?}");
+    let block = crate::support::static_path_lines(dump, "LeakyApps$Audit.LOG");
+    assert!(
+        block[0].starts_with("1 object via class LeakyApps$Audit ") && block[0].contains(", defined by "),
+        "{block:?}"
+    );
+    let json = crate::support::json(&["paths", "--json", dump, "--select", "static:LeakyApps$Audit.LOG"]);
+    let steps = json["paths"][0]["steps"].as_array().unwrap();
+    let folded: Vec<&str> =
+        steps.iter().filter(|s| s["folded"] == true).map(|s| s["field"].as_str().unwrap()).collect();
+    assert_eq!(folded, ["classes", "elementData"], "the full steps stay in the JSON: {steps:?}");
+
+    // One session looked into: Tomcat's defaults (30 minutes of inactivity, valid), and the
+    // same holders as its path from a GC root.
+    let json = crate::support::json(&[
+        "paths",
+        "--json",
+        dump,
+        "--select",
+        "class:org.apache.catalina.session.StandardSession",
+    ]);
+    let steps = json["paths"][0]["steps"].as_array().unwrap();
+    let (node, session) = (&steps[steps.len() - 2], &steps[steps.len() - 1]);
+    let manager = steps.iter().find(|s| s["field"] == "manager").unwrap();
+    let view = crate::support::json(&["object", "--json", dump, session["id"].as_str().unwrap()]);
+    let field = |name: &str| view["fields"].as_array().unwrap().iter().find(|f| f["name"] == name).unwrap().clone();
+    assert_eq!(
+        (field("maxInactiveInterval")["value"].clone(), field("isValid")["value"].clone()),
+        ("1800".into(), "true".into())
+    );
+    assert_eq!(field("manager")["target"]["id"], manager["id"], "{view}");
+    let referrers = view["referrers"]["rows"].as_array().unwrap();
+    assert!(referrers.iter().any(|r| r["id"] == node["id"] && r["field"] == "val"), "{referrers:?}");
+    assert_eq!(view["dominator"]["id"], node["id"], "its map node alone keeps it");
 }
 
 fn jetty_per_request_cache(jdk: Option<Jdk>) {

@@ -164,6 +164,13 @@ fn bad_usage_is_exit_2() {
     let out = leakscope(&["histogram", "--object-alignment", "12", "x.hprof"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("power of two"));
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/demo-jdk17.hprof");
+    for (id, says) in [("0xdead", "no object at 0xdead"), ("zz", "not an object id")] {
+        let out = leakscope(&["object", "--quiet", demo, id]);
+        assert_eq!(out.status.code(), Some(2), "object {id}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says) && !err.contains("panicked"), "object {id}: {err}");
+    }
 }
 
 /// A dump from another project's test suite, in `tests/fixtures/corpus/` (its README says

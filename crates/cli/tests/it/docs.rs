@@ -82,7 +82,10 @@ fn the_json_schemas_in_docs_are_the_models_and_every_output_fits_its_schema() {
     let tmp = tempfile::tempdir().unwrap();
     let summary = tmp.path().join("demo.json");
     let summary_path = summary.to_str().unwrap();
+    let top = crate::support::json(&["dominators", DEMO, "--json", "--quiet", "--top", "1"]);
+    let top = top["objects"][0]["id"].as_str().unwrap().to_owned();
     let runs: Vec<(&str, Vec<&str>)> = vec![
+        ("object", vec!["object", DEMO, &top]),
         ("histogram", vec!["histogram", DEMO]),
         ("info", vec!["info", DEMO]),
         ("dominators", vec!["dominators", DEMO]),

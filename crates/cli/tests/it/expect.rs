@@ -12,11 +12,16 @@ use crate::support::{build_agent, leakscope, Jdk};
 
 /// Compiles `ExpectDead.java` against the jar `leakscope api-jar` writes; the class path.
 fn compiled(jdk: &Jdk, dir: &Path) -> String {
+    compiled_program(jdk, dir, "ExpectDead")
+}
+
+/// Compiles `tests/java/NAME.java` against the jar `leakscope api-jar` writes; the class path.
+fn compiled_program(jdk: &Jdk, dir: &Path, name: &str) -> String {
     build_agent();
     let jar = dir.join("leakscope-api.jar");
     let out = leakscope(&["api-jar", "-o", jar.to_str().unwrap()]);
     assert!(out.status.success(), "api-jar: {}", String::from_utf8_lossy(&out.stderr));
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/ExpectDead.java");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/java/{name}.java"));
     let status = jdk.tool("javac").args(["--release", "17", "-cp"]).arg(&jar).arg("-d").arg(dir).arg(&src).status();
     assert!(status.expect("javac").success());
     format!("{}:{}", dir.display(), jar.display())
@@ -149,6 +154,62 @@ fn attached_late_calls_before_the_agent_cost_nothing_and_later_ones_are_checked_
     assert_eq!(v["collected"], 1, "the dropped Order is gone: {v}");
     assert_eq!(sites(&v), vec![site("EXPECT-LEAK")]);
     assert_leak_with_path(&v);
+    jvm.kill9();
+}
+
+/// Group lines of `check`'s text: the rows under its header, up to the first blank line.
+fn group_lines(text: &str) -> Vec<&str> {
+    text.lines().skip_while(|l| !l.contains("declared ago")).skip(1).take_while(|l| !l.is_empty()).collect()
+}
+
+#[test]
+fn hundreds_of_declared_objects_read_as_one_line_per_path_shape() {
+    let jdk = Jdk::default_jdk();
+    let dir = tempfile::tempdir().unwrap();
+    let cp = compiled_program(&jdk, dir.path(), "ExpectMany");
+    let db = dir.path().join("run.db");
+    let lib = PathBuf::from(env!("CARGO_BIN_EXE_leakscope")).parent().unwrap().join("libleakscope_agent.so");
+    let agentpath = format!("-agentpath:{}=out:{},budget:20,period:300ms,interval:64K", lib.display(), db.display());
+    let mut jvm = jdk.start_with_args(Path::new(&cp), "ExpectMany", &["-Xmx128m", &agentpath], &["90"]);
+
+    // A dump of the process: 500 reachable in two shapes, the maps' and the list's.
+    let pid = jvm.pid().to_string();
+    let kept = dir.path().join("many.hprof");
+    let out = leakscope(&["check", "--quiet", "--json", &pid, "--keep-dump", kept.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((&v["expectations"], &v["collected"]), (&Value::from(600), &Value::from(100)), "{}", v["groups"]);
+    assert_eq!(v["reachable"].as_array().unwrap().len(), 500);
+    let groups = v["groups"].as_array().unwrap();
+    let rows: Vec<(&str, u64)> =
+        groups.iter().map(|g| (g["class"].as_str().unwrap(), g["count"].as_u64().unwrap())).collect();
+    assert_eq!(rows, [("ExpectMany$Session", 300), ("ExpectMany$Cart", 200)], "{groups:#?}");
+    // Together the sessions retain themselves and their arrays; the map's nodes stay.
+    let histogram = crate::support::json(&["histogram", "--json", kept.to_str().unwrap()]);
+    let session = histogram["classes"].as_array().unwrap().iter().find(|c| c["name"] == "ExpectMany$Session").unwrap();
+    let per_session = session["shallow_bytes"].as_u64().unwrap() / session["instances"].as_u64().unwrap();
+    assert_eq!(groups[0]["retained_bytes"].as_u64(), Some(300 * (per_session + 16 + 512)), "{:#}", groups[0]);
+    let last = |g: &Value| g["path"]["steps"].as_array().unwrap().last().unwrap()["class"].as_str().unwrap().to_owned();
+    assert_eq!((last(&groups[0]), last(&groups[1])), ("ExpectMany$Session".into(), "ExpectMany$Cart".into()));
+    let text = leakscope(&["check", "--quiet", kept.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    let lines = group_lines(&text);
+    assert_eq!(lines.len(), 2, "one line per path shape:\n{text}");
+    assert!(lines[0].contains("static SESSIONS") && lines[1].contains("static CARTS"), "{text}");
+    let all = leakscope(&["check", "--quiet", "--all", kept.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&all.stdout).lines().count() > 500 * 3, "--all lists every object");
+
+    // The run store, as of the agent's walks: the same two groups, by what references them.
+    let (_, run) = check_until(db.to_str().unwrap(), |v| v["expectations"] == 600 && v["unchecked"] == 0);
+    let groups = run["groups"].as_array().unwrap();
+    let rows: Vec<(&str, u64)> =
+        groups.iter().map(|g| (g["class"].as_str().unwrap(), g["count"].as_u64().unwrap())).collect();
+    assert_eq!(rows, [("ExpectMany$Session", 300), ("ExpectMany$Cart", 200)], "{groups:#?}");
+    let text = leakscope(&["check", "--quiet", db.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    assert_eq!(group_lines(&text).len(), 2, "{text}");
+    let growth = leakscope(&["growth", "--quiet", db.to_str().unwrap()]);
+    assert_eq!(group_lines(&String::from_utf8_lossy(&growth.stdout)).len(), 2);
     jvm.kill9();
 }
 

@@ -233,3 +233,37 @@ fn flat_dominators_list_nested_holders() {
     assert!(flat["more"].as_u64().unwrap() > 40_000, "every other live object");
     assert_eq!(flat["flat"], true);
 }
+
+#[test]
+fn an_index_out_of_core_gives_the_answers_of_one_in_memory() {
+    // --memory-limit below the estimate puts every big array in temporary files (in a
+    // directory of the test's own, which must be empty again afterwards), and says so.
+    let demo = fixture("demo-jdk17.hprof");
+    let tmp = tempfile::tempdir().unwrap();
+    let out_of_core = ["--memory-limit", "1M", "--tmp-dir", tmp.path().to_str().unwrap()];
+    for args in [
+        vec!["dominators", "--json", "--top", "0"],
+        vec!["dominators", "--json", "--flat", "--top", "50"],
+        vec!["suspects", "--json"],
+        vec!["roots", "--json"],
+    ] {
+        let base: Vec<&str> = args.iter().copied().chain([demo.as_str()]).collect();
+        let in_memory = leakscope(&base);
+        let limited = leakscope(&[base.as_slice(), &out_of_core].concat());
+        assert!(limited.status.success(), "{args:?}: {}", String::from_utf8_lossy(&limited.stderr));
+        assert_eq!(String::from_utf8_lossy(&limited.stdout), String::from_utf8_lossy(&in_memory.stdout), "{args:?}");
+        let said = String::from_utf8_lossy(&limited.stderr);
+        assert!(said.contains("--memory-limit 1 MiB: out of core"), "{args:?}: {said}");
+        assert!(!String::from_utf8_lossy(&in_memory.stderr).contains("out of core"));
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "temporary files are unlinked");
+    // A directory where no file can be made is a clear error, not a quiet fall back to memory.
+    let missing = tmp.path().join("missing");
+    let out = leakscope(&["dominators", &demo, "--memory-limit", "1M", "--tmp-dir", missing.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot keep the index out of core: no temporary file in") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+}

@@ -1,11 +1,12 @@
 //! Growth over a series of heaps (Cork): Java programs that leak in different ways and
 //! programs that do not, each run in phases with a live heap dump after every phase.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{leakscope, Jdk};
+use crate::support::{leakscope, wait_bounded, BoundedOutput, Jdk};
 
 /// Runs `tests/java/Growth.java` SCENARIO for `phases` phases; the dumps, oldest first.
 pub(crate) fn series(scenario: &str, phases: usize) -> (tempfile::TempDir, Vec<PathBuf>) {
@@ -18,8 +19,7 @@ pub(crate) fn series(scenario: &str, phases: usize) -> (tempfile::TempDir, Vec<P
         .arg(dir.path())
         .args(["Growth", scenario, &phases.to_string()])
         .arg(dir.path())
-        .output()
-        .expect("java");
+        .bounded_output();
     assert!(out.status.success(), "Growth {scenario}: {}", String::from_utf8_lossy(&out.stderr));
     let dumps = (1..=phases).map(|p| dir.path().join(format!("{scenario}-{p:02}.hprof"))).collect();
     (dir, dumps)
@@ -269,13 +269,14 @@ fn real_applications_under_steady_load_are_not_leaks() {
                 .arg(dir.path())
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
+                .process_group(0)
                 .spawn()
                 .unwrap();
             (app, child)
         })
         .collect();
     for (app, child) in runs {
-        let out = child.wait_with_output().unwrap();
+        let out = wait_bounded(child, app);
         assert!(out.status.success(), "{app}: {}", String::from_utf8_lossy(&out.stderr));
         let dumps: Vec<PathBuf> = (1..=8).map(|p| dir.path().join(format!("{app}-{p:02}.hprof"))).collect();
         let report = growth(&dumps, &["--holders", "0"]);

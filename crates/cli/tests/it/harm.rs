@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{build_agent, leakscope, Jdk};
+use crate::support::{await_line, build_agent, leakscope, BoundedOutput, Jdk};
 
 const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/demo-jdk17.hprof");
 
@@ -95,9 +95,8 @@ fn sigterm_to_run_ends_the_jvm_too() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(run.stdout.take().unwrap()).lines();
-    let ready = lines.by_ref().map_while(Result::ok).any(|l| l.trim() == "READY");
-    assert!(ready, "Quiescent never became READY");
+    let ready = await_line(run.stdout.take().unwrap(), "Quiescent's READY", |l| (l.trim() == "READY").then_some(()));
+    assert!(ready.is_some(), "Quiescent exited before READY");
     let jvm = *children(run.id()).first().expect("the JVM is run's child");
     Command::new("kill").args(["-TERM", &run.id().to_string()]).status().unwrap();
     let status = run.wait().unwrap();
@@ -112,7 +111,7 @@ fn sigterm_to_run_ends_the_jvm_too() {
 
 /// Runs leakscope with each phase's duration printed (`timing:` lines once a phase ends).
 fn timed(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_leakscope")).args(args).env("LEAKSCOPE_TIMINGS", "1").output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_leakscope")).args(args).env("LEAKSCOPE_TIMINGS", "1").bounded_output()
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use agent::instrument::{add_entry_hooks, LEAKSCOPE_HOOK};
 
-use crate::support::Jdk;
+use crate::support::{BoundedOutput, Jdk};
 
 /// A hook that counts its calls and checks that it receives `this`.
 const HOOK_SOURCE: &str = "package io.leakscope;
@@ -27,7 +27,7 @@ public final class LeakScope {
 const CALLS: &str = "touched 33";
 
 fn run(jdk: &Jdk, dir: &Path) -> String {
-    let out = jdk.tool("java").args(["-Xshare:off", "-cp"]).arg(dir).arg("Hooked").output().expect("java");
+    let out = jdk.tool("java").args(["-Xshare:off", "-cp"]).arg(dir).arg("Hooked").bounded_output();
     assert!(out.status.success(), "java: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }

@@ -30,6 +30,28 @@ fn the_ui_expands_trees_searches_and_shows_what_holds_the_leak() {
     assert!(b.text(&b.find("#growth .finding h3")).contains(&structure), "the top finding heads the growth view");
     assert_eq!(b.text(&b.find("#growth .cand:not(.finding) h3")), class, "then the candidates");
     assert!(b.eval("return document.querySelector('#growth svg.slice') !== null") == Value::Bool(true), "no slice");
+    // The charts' axis is time since the first dump, from the dumps' headers.
+    let axis =
+        b.eval("return [...document.querySelector('#growth svg').querySelectorAll('text')].map(t => t.textContent)");
+    assert!(strs(&axis).contains(&"0 s") && strs(&axis).iter().any(|t| t.starts_with('+')), "time labels: {axis}");
+    let caption = b.text(&b.find("#growth p.axis"));
+    assert!(caption.contains("since the first heap") && caption.contains(" UTC"), "{caption}");
+
+    // The comparison view: the first and the last heap, as `diff` and `growth` say.
+    b.eval("document.getElementById('baseline').value = '0'; document.getElementById('current').value = '3';");
+    b.click(&b.find("#compare-form button"));
+    b.wait_for("document.querySelectorAll('#compare-classes tr').length > 1");
+    let diff = crate::support::json(&["diff", "--quiet", "--json", paths[0], paths[3]]);
+    let shown =
+        b.eval("return [...document.querySelectorAll('#compare-classes tr td:first-child')].map(t => t.textContent)");
+    let expected: Vec<&str> =
+        diff["classes"].as_array().unwrap().iter().take(25).map(|c| c["class"].as_str().unwrap()).collect();
+    assert_eq!(strs(&shown), expected, "class deltas as `diff` orders them");
+    let edges = b.eval("return document.querySelectorAll('#compare-edges tr').length");
+    assert_eq!(edges.as_u64(), Some(diff["edges"].as_array().unwrap().len().min(25) as u64 + 1));
+    assert!(b.text(&b.find("#compare-findings")).contains(&class), "the growing class between them");
+    b.eval("document.getElementById('compare').scrollIntoView();");
+    b.screenshot("serve-compare");
 
     // Expanding the top dominator fetches the objects it dominates, in the server's order.
     let top = b
@@ -81,6 +103,24 @@ fn the_ui_expands_trees_searches_and_shows_what_holds_the_leak() {
     // One of its biggest instances: an object view with its own path.
     b.click(&b.find("#detail ul.mono [data-id]"));
     b.wait_for("document.querySelector('#detail').textContent.includes('retained (freed with it)') && !document.querySelector('#detail').textContent.includes('All instances')");
+    // Its fields and referrers, as the API gives them; a referrer opens in turn.
+    b.wait_for("document.querySelector('#fields') !== null && document.querySelector('#referrers') !== null");
+    let id = b.eval("return document.querySelector('#detail h3 span.muted').textContent");
+    let (_, view) = server.get(&format!("/api/object?id={}", id.as_str().unwrap()));
+    let names = b.eval("return [...document.querySelectorAll('#fields tr td:first-child')].map(t => t.textContent)");
+    let expected: Vec<&str> = view["fields"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert!(!expected.is_empty(), "{view}");
+    assert_eq!(strs(&names), expected, "fields of {id}");
+    let heads = b.eval("return [...document.querySelectorAll('#referrers th')].map(t => t.textContent)");
+    assert_eq!(strs(&heads), ["strength", "field", "referenced by"]);
+    let referrers = b.eval("return [...document.querySelectorAll('#referrers [data-id]')].map(t => t.dataset.id)");
+    let expected: Vec<&str> =
+        view["referrers"]["rows"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert!(!expected.is_empty(), "a biggest instance is referenced: {view}");
+    assert_eq!(strs(&referrers), expected, "referrers of {id}");
+    b.screenshot("serve-inspector");
+    b.click(&b.find("#referrers [data-id]"));
+    b.wait_for(&format!("document.querySelector('#detail h3 span.muted').textContent === {:?}", expected[0]));
     b.screenshot("serve-map-series");
     // The console is really read: a message logged on purpose comes back, and nothing else.
     b.eval("console.error('leakscope-probe');");

@@ -1,13 +1,140 @@
 //! Running the binary, and Java programs, from tests.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// Runs `leakscope` with `args`.
 pub fn leakscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_leakscope")).args(args).output().expect("run leakscope")
+    Command::new(env!("CARGO_BIN_EXE_leakscope")).args(args).bounded_output()
+}
+
+/// How long one program a test runs may take: 10 minutes, or `LEAKSCOPE_TEST_DEADLINE`
+/// seconds. The slowest takes about a minute on a busy two-core machine.
+pub fn deadline() -> Duration {
+    let secs = std::env::var("LEAKSCOPE_TEST_DEADLINE").ok().and_then(|s| s.parse().ok()).unwrap_or(600);
+    Duration::from_secs(secs)
+}
+
+/// `Command::output` within [`deadline`]: a program that hangs fails its test, named, with
+/// what it printed and the stacks of its threads, instead of stalling CI until CI's own limit.
+pub trait BoundedOutput {
+    /// Runs the command to its end with stdin closed and stdout and stderr captured.
+    fn bounded_output(&mut self) -> Output;
+}
+
+impl BoundedOutput for Command {
+    fn bounded_output(&mut self) -> Output {
+        let what = format!("{self:?}");
+        // Its own process group, so that a hang is killed with every process it started.
+        let child = self
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+        wait_bounded(child, &what)
+    }
+}
+
+/// `Child::wait_with_output` within [`deadline`], for a child started with piped output in
+/// its own process group (see [`BoundedOutput`]).
+pub fn wait_bounded(child: Child, what: &str) -> Output {
+    wait_within(child, what, deadline())
+}
+
+fn wait_within(mut child: Child, what: &str, limit: Duration) -> Output {
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let stacks = stacks_of_group(child.id());
+            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
+            let _ = child.kill();
+            let _ = child.wait();
+            let out = stdout.join().unwrap_or_default();
+            let err = stderr.join().unwrap_or_default();
+            panic!(
+                "{what} did not finish in {} s and was killed.\nstdout:\n{}\nstderr:\n{}\n{stacks}",
+                limit.as_secs(),
+                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(&err)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output { status, stdout: stdout.join().unwrap_or_default(), stderr: stderr.join().unwrap_or_default() }
+}
+
+/// Reads `pipe` line by line until `wanted` finds what it looks for in a line, waiting at most
+/// [`deadline`] (then the test fails, naming `what`); `None` when the pipe closes first. The
+/// rest is read and dropped on a thread, so the writer never blocks on a full pipe.
+pub fn await_line<T: Send + 'static>(
+    pipe: impl Read + Send + 'static,
+    what: &str,
+    wanted: impl Fn(&str) -> Option<T> + Send + 'static,
+) -> Option<T> {
+    let (found, seen) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(pipe).lines().map_while(Result::ok);
+        let _ = found.send(lines.by_ref().find_map(|l| wanted(&l)));
+        lines.for_each(drop);
+    });
+    match seen.recv_timeout(deadline()) {
+        Ok(result) => result,
+        Err(_) => panic!("{what}: not seen in {} s", deadline().as_secs()),
+    }
+}
+
+/// The live processes in process group `group` (not zombies, which only wait to be reaped).
+fn group_members(group: u32) -> Vec<u32> {
+    let Ok(procs) = std::fs::read_dir("/proc") else { return Vec::new() };
+    procs
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // Fields after the command's closing parenthesis: state, ppid, pgrp.
+            let fields: Vec<&str> =
+                stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+            fields.len() > 2 && fields[0] != "Z" && fields[2].parse() == Ok(group)
+        })
+        .collect()
+}
+
+/// The thread stacks of every process in process group `group`: `jcmd Thread.print` for a
+/// JVM (from the JDK it runs), gdb's backtraces for anything else when gdb is installed.
+fn stacks_of_group(group: u32) -> String {
+    let mut text = String::new();
+    for pid in group_members(group) {
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+        let bounded = |cmd: &mut Command| {
+            let out = Command::new("timeout").arg("30").arg(cmd.get_program()).args(cmd.get_args()).output();
+            out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_else(|e| e.to_string())
+        };
+        let stacks = if exe.file_name().is_some_and(|n| n == "java") {
+            bounded(Command::new(exe.with_file_name("jcmd")).args([&pid.to_string(), "Thread.print"]))
+        } else {
+            bounded(Command::new("gdb").args(["-p", &pid.to_string(), "-batch", "-ex", "thread apply all bt"]))
+        };
+        text.push_str(&format!("--- process {pid} ({}):\n{stacks}\n", exe.display()));
+    }
+    text
 }
 
 /// Builds the agent library next to the `leakscope` binary, where `run` and `attach` look for
@@ -171,18 +298,10 @@ impl Jdk {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("java");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            match lines.next() {
-                Some(Ok(l)) if l.trim() == "READY" => break,
-                Some(Ok(_)) => {}
-                _ => {
-                    let _ = child.kill();
-                    panic!("{main} exited before READY");
-                }
-            }
-            assert!(Instant::now() < deadline, "{main} never became READY");
+        let stdout = child.stdout.take().unwrap();
+        if await_line(stdout, &format!("{main}'s READY"), |l| (l.trim() == "READY").then_some(())).is_none() {
+            let _ = child.kill();
+            panic!("{main} exited before READY");
         }
         Jvm { jdk: self.clone(), child }
     }
@@ -220,7 +339,7 @@ impl Jvm {
 
     /// Runs `jcmd PID ARGS...` and returns its stdout.
     pub fn jcmd(&self, args: &[&str]) -> String {
-        let out = self.jdk.tool("jcmd").arg(self.child.id().to_string()).args(args).output().expect("jcmd");
+        let out = self.jdk.tool("jcmd").arg(self.child.id().to_string()).args(args).bounded_output();
         assert!(out.status.success(), "jcmd {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
@@ -255,8 +374,7 @@ pub fn chromium(page: &Path, name: &str) -> Browser {
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .args(extra)
             .arg(&url)
-            .output()
-            .expect("chromium (apt-get install chromium; scripts/test installs it)")
+            .bounded_output()
     };
     let png = artifacts.join(format!("{name}.png"));
     let shot = run(&[format!("--screenshot={}", png.display())]);
@@ -271,4 +389,43 @@ pub fn chromium(page: &Path, name: &str) -> Browser {
         .map(str::to_owned)
         .collect();
     Browser { dom: String::from_utf8_lossy(&out.stdout).into_owned(), console }
+}
+
+/// The text lines of the shortest path to the object static field `field` (`Class.name`)
+/// holds, its first line included; fails when they are more than three.
+pub fn static_path_lines(dump: &str, field: &str) -> Vec<String> {
+    let out = leakscope(&["paths", dump, "--select", &format!("static:{field}")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let block: Vec<String> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("1 object via"))
+        .take_while(|l| !l.is_empty())
+        .map(Into::into)
+        .collect();
+    assert!((2..=3).contains(&block.len()), "a static field's path in at most three lines:\n{text}");
+    block
+}
+
+#[test]
+fn a_program_that_hangs_fails_its_test_named_and_is_killed_with_what_it_started() {
+    let child = Command::new("sh")
+        .args(["-c", "echo started; sleep 120; echo never"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let group = child.id();
+    let hung = std::panic::catch_unwind(|| wait_within(child, "the sleeper", Duration::from_secs(1)));
+    let message = *hung.expect_err("a hang fails").downcast::<String>().unwrap();
+    assert!(message.starts_with("the sleeper did not finish in 1 s"), "{message}");
+    assert!(message.contains("stdout:\nstarted\n"), "{message}");
+    assert!(message.contains("/bin/sleep") || message.contains("/usr/bin/sleep"), "its processes listed: {message}");
+    // A killed process takes a moment to go, on a busy machine.
+    let gone = Instant::now();
+    while !group_members(group).is_empty() && gone.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(group_members(group), Vec::<u32>::new(), "the sleep that sh started is killed too");
 }

@@ -1,7 +1,6 @@
 //! Driving headless Chromium through ChromeDriver (Debian's `chromium-driver`) over the W3C
 //! WebDriver protocol, and `leakscope serve` running in the background.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -26,19 +25,14 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .expect("run leakscope serve");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let base = loop {
-            match lines.next() {
-                Some(Ok(line)) => {
-                    if let Some(at) = line.find("http://") {
-                        break line[at..].split_whitespace().next().unwrap().trim_end_matches('/').to_string();
-                    }
-                }
-                _ => panic!("leakscope serve stopped before listening: {:?}", child.wait()),
-            }
+        let stderr = child.stderr.take().unwrap();
+        let address = |line: &str| {
+            let at = line.find("http://")?;
+            Some(line[at..].split_whitespace().next()?.trim_end_matches('/').to_string())
         };
-        // Keep reading stderr so that the server never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
+        let Some(base) = crate::support::await_line(stderr, "leakscope serve's address", address) else {
+            panic!("leakscope serve stopped before listening: {:?}", child.wait())
+        };
         Server { child, base }
     }
 

@@ -44,6 +44,8 @@ public class LeakyApps {
         }
         service.close();
         System.out.println("DONE");
+        // A server thread that outlives close() must not keep the JVM, and the test, waiting.
+        System.exit(0);
     }
 
     interface Service {
@@ -54,6 +56,9 @@ public class LeakyApps {
 
     static byte[] get(int port, String path) throws IOException {
         var conn = (HttpURLConnection) new URL("http://127.0.0.1:" + port + path).openConnection();
+        // A request that never gets an answer fails the run instead of hanging it.
+        conn.setConnectTimeout(60_000);
+        conn.setReadTimeout(60_000);
         try (InputStream in = conn.getInputStream()) {
             return in.readAllBytes();
         }

@@ -80,6 +80,9 @@ public class Services {
 
     static byte[] get(int port, String path) throws IOException {
         var conn = (HttpURLConnection) URI.create("http://127.0.0.1:" + port + path).toURL().openConnection();
+        // A request that never gets an answer fails the run instead of hanging it.
+        conn.setConnectTimeout(60_000);
+        conn.setReadTimeout(60_000);
         try (InputStream in = conn.getInputStream()) {
             return in.readAllBytes();
         }

@@ -31,6 +31,8 @@ public class SteadyApps {
         }
         load.close();
         System.out.println("DONE");
+        // A server thread that outlives close() must not keep the JVM, and the test, waiting.
+        System.exit(0);
     }
 
     interface Load {
@@ -129,6 +131,9 @@ public class SteadyApps {
         public void phase(int p) throws Exception {
             for (int i = 0; i < 600; i++) {
                 var conn = (HttpURLConnection) new URL("http://127.0.0.1:" + port + "/orders?q=" + (i % 97)).openConnection();
+                // A request that never gets an answer fails the run instead of hanging it.
+                conn.setConnectTimeout(60_000);
+                conn.setReadTimeout(60_000);
                 try (InputStream in = conn.getInputStream()) { in.readAllBytes(); }
             }
         }

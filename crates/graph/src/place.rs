@@ -1,0 +1,177 @@
+//! Where the big arrays of an index live: in the process's memory, or in unlinked temporary
+//! files mapped into memory, whose pages the kernel writes to disk and reads back as memory
+//! runs short. The second lets a heap bigger than memory be indexed; the first is faster.
+
+use std::ops::{Deref, DerefMut};
+use std::path::{Path, PathBuf};
+
+/// Where an index's big arrays go, chosen once per heap.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Placement {
+    /// Every big array in a temporary file (out of core), not only those a phase parks.
+    pub files: bool,
+    /// The directory of the temporary files; the system's (`TMPDIR`) when `None`.
+    pub dir: Option<PathBuf>,
+}
+
+impl Placement {
+    /// Everything in memory, temporary files in the system's directory.
+    pub fn memory() -> Placement {
+        Placement::default()
+    }
+}
+
+/// An unlinked temporary file in `dir`, or in the system's temporary directory.
+pub fn temp_file_in(dir: Option<&Path>) -> std::io::Result<std::fs::File> {
+    match dir {
+        Some(d) => tempfile::tempfile_in(d),
+        None => tempfile::tempfile(),
+    }
+}
+
+/// `bytes` zeros in an unlinked temporary file in `dir`, mapped into memory (the file is
+/// returned too, to grow it later).
+#[allow(unsafe_code)] // maps a file of our own; see SAFETY below
+pub(crate) fn map_temp(bytes: usize, dir: Option<&Path>) -> std::io::Result<(std::fs::File, memmap2::MmapMut)> {
+    let file = temp_file_in(dir)?;
+    file.set_len(bytes as u64)?;
+    // SAFETY: the file is unlinked and only this mapping refers to it.
+    let map = unsafe { memmap2::MmapMut::map_mut(&file)? };
+    Ok((file, map))
+}
+
+enum Store<T> {
+    Heap(Vec<T>),
+    File(std::fs::File, memmap2::MmapMut),
+}
+
+/// A fixed-length array of plain integers, in memory or in a temporary file
+/// ([`Placement::files`]); either way it reads and writes as a slice.
+pub struct Column<T: bytemuck::Pod> {
+    store: Store<T>,
+    len: usize,
+}
+
+impl<T: bytemuck::Pod> Column<T> {
+    /// `len` zeros where `place` says (in memory when no temporary file can be made).
+    pub fn zeros(len: usize, place: &Placement) -> Column<T> {
+        let bytes = len * std::mem::size_of::<T>();
+        if place.files && bytes > 0 {
+            if let Ok((f, map)) = map_temp(bytes, place.dir.as_deref()) {
+                return Column { store: Store::File(f, map), len };
+            }
+        }
+        Column { store: Store::Heap(vec![T::zeroed(); len]), len }
+    }
+
+    /// The values of `v`, moved into a file when `place` says so.
+    pub fn from_vec(v: Vec<T>, place: &Placement) -> Column<T> {
+        if !place.files {
+            let len = v.len();
+            return Column { store: Store::Heap(v), len };
+        }
+        let mut c = Column::zeros(v.len(), place);
+        c.copy_from_slice(&v);
+        c
+    }
+
+    /// Keeps the first `len` values only.
+    pub fn truncate(&mut self, len: usize) {
+        if let Store::Heap(v) = &mut self.store {
+            v.truncate(len);
+            v.shrink_to_fit();
+        }
+        self.len = self.len.min(len);
+    }
+
+    /// Grows or shrinks to `len` values, new ones zero.
+    #[allow(unsafe_code)] // maps a file of our own; see SAFETY below
+    pub fn resize(&mut self, len: usize) {
+        let old = self.len;
+        match &mut self.store {
+            Store::Heap(v) => v.resize(len, T::zeroed()),
+            Store::File(f, m) => {
+                let bytes = (len * std::mem::size_of::<T>()).max(1) as u64;
+                if bytes > m.len() as u64 {
+                    let grown = f.set_len(bytes).and_then(|()| {
+                        // SAFETY: the file is unlinked and only this mapping refers to it.
+                        unsafe { memmap2::MmapMut::map_mut(&*f) }
+                    });
+                    *m = grown.unwrap_or_else(|e| panic!("cannot grow a temporary file: {e}"));
+                }
+                self.len = len;
+                if len > old {
+                    self[old..len].fill(T::zeroed());
+                }
+            }
+        }
+        self.len = len;
+    }
+
+    /// True when the values live in a temporary file.
+    pub fn in_file(&self) -> bool {
+        matches!(self.store, Store::File(..))
+    }
+
+    /// Bytes of process memory the column holds for good (none when in a file).
+    pub fn heap_bytes(&self) -> usize {
+        match &self.store {
+            Store::Heap(v) => v.capacity() * std::mem::size_of::<T>(),
+            Store::File(..) => 0,
+        }
+    }
+}
+
+impl<T: bytemuck::Pod> Default for Column<T> {
+    fn default() -> Column<T> {
+        Column { store: Store::Heap(Vec::new()), len: 0 }
+    }
+}
+
+impl<T: bytemuck::Pod> std::fmt::Debug for Column<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Column").field("len", &self.len).field("in_file", &self.in_file()).finish()
+    }
+}
+
+impl<T: bytemuck::Pod> Deref for Column<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match &self.store {
+            Store::Heap(v) => v,
+            Store::File(_, m) => &bytemuck::cast_slice(m)[..self.len],
+        }
+    }
+}
+
+impl<T: bytemuck::Pod> DerefMut for Column<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        match &mut self.store {
+            Store::Heap(v) => v,
+            Store::File(_, m) => &mut bytemuck::cast_slice_mut(m)[..self.len],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_column_in_a_file_reads_and_writes_as_one_in_memory() {
+        let files = Placement { files: true, dir: None };
+        for place in [Placement::memory(), files] {
+            let mut c: Column<u64> = Column::zeros(10_000, &place);
+            assert_eq!(c.in_file(), place.files);
+            c.iter_mut().enumerate().for_each(|(i, v)| *v = (i as u64) << 33);
+            assert!(c.iter().enumerate().all(|(i, &v)| v == (i as u64) << 33));
+            let mut d = Column::from_vec(vec![7u32; 5], &place);
+            assert_eq!(&d[..], &[7; 5]);
+            d.resize(100_000);
+            d[99_999] = 3;
+            assert_eq!((d[4], d[5], d[99_999], d.len()), (7, 0, 3, 100_000));
+            d.truncate(2);
+            assert_eq!(&d[..], &[7, 7]);
+        }
+    }
+}
