@@ -78,6 +78,7 @@ pub(crate) unsafe extern "C" fn on_gc_finish(_jvmti: *mut c_void) {
 pub(crate) unsafe extern "C" fn on_object_free(_jvmti: *mut c_void, tag: Jlong) {
     guard("ObjectFree", (), || {
         if let Some(a) = AGENT.get() {
+            a.frees_seen.fetch_add(1, Ordering::Release);
             a.sampler.freed(tag);
             a.expectations.freed(tag);
             if crate::classes::link_of(tag).is_some() {

@@ -71,6 +71,8 @@ struct Agent {
     hooked: Mutex<Vec<String>>,
     classes: classes::Classes,
     gc_count: AtomicU64,
+    /// `ObjectFree` events received, to tell when the collector's frees have all been posted.
+    frees_seen: AtomicU64,
     /// Sampled allocations recorded, and the CPU nanoseconds their callbacks took (what a deeper
     /// stack costs, measured where it is spent).
     samples_taken: AtomicU64,
@@ -93,6 +95,30 @@ impl Agent {
 
     fn active(&self) -> bool {
         !self.disabled.load(Ordering::Relaxed) && !self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Waits, at most half a second, until the `ObjectFree` events of the last collection have
+    /// been posted, so that a snapshot counts only what the collection kept.
+    ///
+    /// The VM posts them later, from its service thread. Changing the event's mode would post
+    /// them at once (JDK-8212879), but on JDK 20+ that call waits for the service thread without
+    /// letting a safepoint through, while the service thread waits for the safepoint: a
+    /// `jcmd GC.heap_dump` during a flush hung the JVM for good. So we wait for the events to
+    /// stop coming instead, on this thread, which holds nothing the VM needs.
+    fn settle_frees(&self) {
+        const STEP: Duration = Duration::from_millis(20);
+        let deadline = Instant::now() + Duration::from_millis(500);
+        let mut last = self.frees_seen.load(Ordering::Acquire);
+        let mut quiet_steps = 0;
+        while quiet_steps < 2 && Instant::now() < deadline {
+            std::thread::sleep(STEP);
+            let now = self.frees_seen.load(Ordering::Acquire);
+            if now == last {
+                quiet_steps += 1;
+            } else {
+                (last, quiet_steps) = (now, 0);
+            }
+        }
     }
 
     fn panics_in(&self, callback: &str) -> bool {
@@ -212,6 +238,7 @@ fn load(vm: Vm, text: &str, live: bool) -> Jint {
         hooked: Mutex::new(Vec::new()),
         classes: classes::Classes::default(),
         gc_count: AtomicU64::new(0),
+        frees_seen: AtomicU64::new(0),
         samples_taken: AtomicU64::new(0),
         sampling_ns: AtomicU64::new(0),
         disabled: AtomicBool::new(false),
@@ -284,9 +311,9 @@ fn events_on(a: &Agent) -> jvmti::JResult<()> {
 
 /// Turns every event off (after an error or at shutdown).
 fn events_off(a: &Agent) {
-    for e in
-        [event::SAMPLED_ALLOC, event::OBJECT_FREE, event::GC_FINISH, event::CLASS_PREPARE, event::CLASS_FILE_LOAD_HOOK]
-    {
+    // ObjectFree stays on: changing its mode waits for the service thread's posting, which can
+    // deadlock against a safepoint on JDK 20+ (see `Agent::settle_frees`); its callback is cheap.
+    for e in [event::SAMPLED_ALLOC, event::GC_FINISH, event::CLASS_PREPARE, event::CLASS_FILE_LOAD_HOOK] {
         let _ = a.env.set_event(false, e);
     }
 }

@@ -326,10 +326,7 @@ impl<'a> Worker<'a> {
     fn record_sample(&mut self, gc: u64, checked: Checked) -> Result<(), String> {
         let a = self.a;
         if checked == Checked::Collection && a.object_free {
-            // The collector's frees are posted later, from the VM's service thread; enabling
-            // ObjectFree (already on) posts the pending ones now, on this thread, so that the
-            // snapshot counts only what the collection kept (JDK 17+, JDK-8212879).
-            let _ = a.env.set_event(true, crate::jvmti::event::OBJECT_FREE);
+            a.settle_frees();
         }
         a.sampler.drain_freed();
         if a.expectations.drain_freed() {
@@ -517,6 +514,12 @@ impl<'a> Worker<'a> {
                 return Ok(false);
             }
         };
+        if walk.summary.total_instances == 0 {
+            // A live heap always holds objects: this walk raced the JVM's exit (seen on JDK 25,
+            // where it would have marked every sample unreached and ended the run at 0 B).
+            self.store.event(now_ms(), "heap walk reached no object: the JVM is ending").map_err(|e| e.to_string())?;
+            return Ok(false);
+        }
         a.sampler.unreached(before, &walk.seen_samples);
         self.walk_began = before;
         let mut summary = walk.summary;
