@@ -19,6 +19,7 @@
 //! ```
 
 mod builder;
+pub mod scale;
 
 pub use builder::{ClassRef, HeapBuilder, ObjRef, ThreadRef};
 /// Field and element types.
