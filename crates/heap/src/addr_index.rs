@@ -4,7 +4,9 @@
 //! read any one's address back from the dump, so it keeps only [`Buckets`] (1 byte per
 //! object); a bitmap over the heap's span costs more when that span is sparse (112 MB more on
 //! a 24 M-object dump of a 4 GB G1 heap, for no measurable speed). The streaming summary
-//! keeps no sorted list, so [`AddrRank`] holds the addresses itself.
+//! keeps no sorted list, so [`AddrRank`] holds the addresses itself. While the snapshot is
+//! built, its passes look up every reference: then a bitmap ([`AddrRank::dense_over`]) stands
+//! in for the sorted addresses (8 bytes per object), which are dropped, when it is smaller.
 //!
 //! A Java heap is dense: objects sit back to back at multiples of the object alignment. One
 //! bit per aligned slot over the heap's address range, with the number of set bits before
@@ -58,6 +60,41 @@ impl AddrRank {
             before += u64::from(w[0].count_ones());
         }
         AddrRank::Dense { min, shift, words: table }
+    }
+
+    /// The dense form over `len` ascending, distinct addresses, `addr(i)` giving the i-th,
+    /// read once in order; `None` when its bitmap would take more than `max_words` words
+    /// (16 bytes each).
+    pub(crate) fn dense_over(len: usize, addr: impl Fn(usize) -> u64, max_words: u64) -> Option<AddrRank> {
+        if len == 0 {
+            return None;
+        }
+        let min = addr(0);
+        let mut differ = 0u64;
+        for i in 1..len {
+            differ |= addr(i) ^ min;
+        }
+        let shift = differ.trailing_zeros().min(63);
+        let words = ((addr(len - 1) - min) >> shift) / 64 + 1;
+        if words > max_words {
+            return None;
+        }
+        let mut table = vec![[0u64; 2]; words as usize];
+        let mut before = 0u64;
+        let mut word = 0usize;
+        for i in 0..len {
+            let slot = (addr(i) - min) >> shift;
+            while (word as u64) < slot / 64 {
+                word += 1;
+                table[word][1] = before;
+            }
+            table[word][0] |= 1 << (slot % 64);
+            before += 1;
+        }
+        for w in table.iter_mut().skip(word + 1) {
+            w[1] = before;
+        }
+        Some(AddrRank::Dense { min, shift, words: table })
     }
 
     /// Number of distinct addresses.
@@ -168,13 +205,17 @@ mod tests {
         sorted.dedup();
         let rank = AddrRank::from_pairs(&[a, &[], b]);
         let buckets = Buckets::new(&sorted);
+        let over = AddrRank::dense_over(sorted.len(), |i| sorted[i], 2 * sorted.len() as u64 + 1024);
         assert_eq!(rank.len(), sorted.len());
+        assert_eq!(over.is_some(), matches!(rank, AddrRank::Dense { .. }) && !sorted.is_empty());
         for (i, &a) in sorted.iter().enumerate() {
             assert_eq!(rank.rank(a), Some(i), "address {a:#x}");
+            assert_eq!(over.as_ref().map_or(Some(i), |o| o.rank(a)), Some(i), "address {a:#x}");
             assert_eq!(buckets.find(|k| sorted[k], a), Some(i), "address {a:#x}");
             for probe in [a.wrapping_add(1), a.wrapping_sub(1), a.wrapping_add(8), 0, u64::MAX] {
                 if sorted.binary_search(&probe).is_err() {
                     assert_eq!(rank.rank(probe), None, "probe {probe:#x}");
+                    assert_eq!(over.as_ref().and_then(|o| o.rank(probe)), None, "probe {probe:#x}");
                     assert_eq!(buckets.find(|k| sorted[k], probe), None, "probe {probe:#x}");
                 }
             }
