@@ -13,7 +13,6 @@
 # $SCALE_DIR (default bench-out/scale); each size's dumps are removed before the next.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source benches/lib.sh
 [ $# -gt 0 ] || set -- 10000000 100000000 400000000
 dir=${SCALE_DIR:-bench-out/scale}
 mkdir -p "$dir"
@@ -37,7 +36,7 @@ for n in "$@"; do
   a=$dir/scale-$n-a.hprof
   b=$dir/scale-$n-b.hprof
   sessions=$((n / 200))
-  read -r gen_secs _ < <(measure "$gen" "$n" "$sessions" "$a")
+  read -r gen_secs gen_kb < <(measure "$gen" "$n" "$sessions" "$a")
   measure "$gen" "$n" "$((2 * sessions))" "$b" > /dev/null
   objects=$(python3 -c "import json; print(json.load(open('$dir/out'))['objects'])")
   bytes=$(stat -c %s "$b")
@@ -49,7 +48,7 @@ objects, size, what, secs, kb = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3],
 print(f"{objects:<13,} {size / 1e9:>6.2f} GB  {what:<11} {secs:>9.1f} {kb / 1024:>10,.0f} {kb * 1024 / objects:>8.1f} {secs * 1e9 / objects:>8.0f}")
 EOF
   }
-  row generate "$gen_secs" 0
+  row generate "$gen_secs" "$gen_kb"
   for cmd in info dominators; do
     cat "$b" > /dev/null
     read -r secs kb < <(measure "$bin" "$cmd" --quiet --json "$b")

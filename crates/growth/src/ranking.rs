@@ -264,7 +264,7 @@ fn judge_kept(volumes: &[u64], at: Option<&[f64]>, o: &Options) -> Verdict {
         if (recent as f64) < wanted {
             Some(format!("stopped growing (kept volume grew {recent} B over the last {w} intervals)"))
         } else if let Some(rise) =
-            o.sampling_interval.and(f.recent_trend(volumes, at, w)).filter(|&r| r < wanted)
+            o.sampling_interval.and_then(|_| f.recent_trend(volumes, at, w)).filter(|&r| r < wanted)
         {
             Some(format!(
                 "stopped growing (the trend of the last {w} intervals is {rise:.0} B; the kept volume's rise of {recent} B is its last point's noise)"

@@ -34,13 +34,10 @@ impl AddrRank {
         let Some(first) = parts.iter().find_map(|p| p.first()).map(|o| o[0]) else {
             return AddrRank::Sparse { addrs: Vec::new(), buckets: Buckets::default() };
         };
-        // An address's offset from the lowest has as many trailing zeros as the alignment all
-        // addresses share, which shows in their bits that differ from any one of them.
         let (n, min, max, differ) = all()
             .map(|a| (1usize, a, a, a ^ first))
             .reduce(|| (0, u64::MAX, 0, 0), |x, y| (x.0 + y.0, x.1.min(y.1), x.2.max(y.2), x.3 | y.3));
-        let shift = differ.trailing_zeros().min(63);
-        let words = ((max - min) >> shift) / 64 + 1;
+        let (shift, words) = bitmap_shape(min, max, differ);
         // 16 bytes per word: beyond 32 bytes per object the sorted list is smaller.
         if words > 2 * n as u64 + 1024 {
             let mut addrs: Vec<u64> = all().collect();
@@ -49,17 +46,7 @@ impl AddrRank {
             let buckets = Buckets::new(&addrs);
             return AddrRank::Sparse { addrs, buckets };
         }
-        let mut table = vec![[0u64; 2]; words as usize];
-        for a in parts.iter().flat_map(|p| p.iter().map(|o| o[0])) {
-            let slot = (a - min) >> shift;
-            table[(slot / 64) as usize][0] |= 1 << (slot % 64);
-        }
-        let mut before = 0u64;
-        for w in &mut table {
-            w[1] = before;
-            before += u64::from(w[0].count_ones());
-        }
-        AddrRank::Dense { min, shift, words: table }
+        bitmap(min, shift, words, parts.iter().flat_map(|p| p.iter().map(|o| o[0])))
     }
 
     /// The dense form over `len` ascending, distinct addresses, `addr(i)` giving the i-th,
@@ -70,31 +57,9 @@ impl AddrRank {
             return None;
         }
         let min = addr(0);
-        let mut differ = 0u64;
-        for i in 1..len {
-            differ |= addr(i) ^ min;
-        }
-        let shift = differ.trailing_zeros().min(63);
-        let words = ((addr(len - 1) - min) >> shift) / 64 + 1;
-        if words > max_words {
-            return None;
-        }
-        let mut table = vec![[0u64; 2]; words as usize];
-        let mut before = 0u64;
-        let mut word = 0usize;
-        for i in 0..len {
-            let slot = (addr(i) - min) >> shift;
-            while (word as u64) < slot / 64 {
-                word += 1;
-                table[word][1] = before;
-            }
-            table[word][0] |= 1 << (slot % 64);
-            before += 1;
-        }
-        for w in table.iter_mut().skip(word + 1) {
-            w[1] = before;
-        }
-        Some(AddrRank::Dense { min, shift, words: table })
+        let differ = (1..len).fold(0, |d, i| d | (addr(i) ^ min));
+        let (shift, words) = bitmap_shape(min, addr(len - 1), differ);
+        (words <= max_words).then(|| bitmap(min, shift, words, (0..len).map(addr)))
     }
 
     /// Number of distinct addresses.
@@ -122,6 +87,29 @@ impl AddrRank {
             AddrRank::Sparse { addrs, buckets } => buckets.find(|i| addrs[i], addr),
         }
     }
+}
+
+/// The shift and number of words of a bitmap over addresses from `min` to `max`, `differ`
+/// being the bits in which they differ from any one of them: an offset from the lowest has as
+/// many trailing zeros as the alignment all addresses share.
+fn bitmap_shape(min: u64, max: u64, differ: u64) -> (u32, u64) {
+    let shift = differ.trailing_zeros().min(63);
+    (shift, ((max - min) >> shift) / 64 + 1)
+}
+
+/// The dense form of `addrs` (any order, repeats allowed), `words` words from `min`.
+fn bitmap(min: u64, shift: u32, words: u64, addrs: impl Iterator<Item = u64>) -> AddrRank {
+    let mut table = vec![[0u64; 2]; words as usize];
+    for a in addrs {
+        let slot = (a - min) >> shift;
+        table[(slot / 64) as usize][0] |= 1 << (slot % 64);
+    }
+    let mut before = 0u64;
+    for w in &mut table {
+        w[1] = before;
+        before += u64::from(w[0].count_ones());
+    }
+    AddrRank::Dense { min, shift, words: table }
 }
 
 /// A bucket table over sorted addresses that narrows a binary search to a handful of

@@ -815,7 +815,7 @@ fn merge_into(into: &mut graph::Column<[u64; 2]>, extra: &[[u64; 2]]) {
 /// when it is smaller than the sorted addresses (2 bits per aligned slot, one cache line per
 /// lookup; the addresses are dropped before the passes), else a bucketed search of them.
 /// Out of core the search's random reads of 8 bytes per object thrashed: Tomcat's 30 M
-/// objects under a 216 MiB limit spent 208 s reading objects, 11 s in memory.
+/// objects under a 203 MiB limit spent 208 s reading objects, 11 s in memory.
 pub(crate) enum Lookup<'a> {
     Dense(AddrRank),
     Sorted(Addrs, &'a Buckets),

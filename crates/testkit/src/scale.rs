@@ -21,7 +21,7 @@
 use std::io::{self, Write};
 
 use heap::VmLayout;
-use hprof::layout::{ClassDumpHead, LoadClass};
+use hprof::layout::{ClassDumpHead, InstanceHead, LoadClass, ObjArrayHead, PrimArrayHead};
 use hprof::{
     sub, tag, BasicType, ClassDump, FieldDecl, Header, IdSize, StaticField, SubRecord, Value, Version, Writer,
 };
@@ -284,13 +284,10 @@ impl<W: Write> Out<W> {
     /// (references as ids, primitives as raw bits); returns its size.
     fn instance(&mut self, addr: u64, c: C, values: &[u64]) -> u64 {
         let fields = CLASSES[c as usize].2;
+        let length = fields.iter().map(|f| f.1.dump_bytes(ID) as u32).sum();
         let w = &mut self.seg;
         w.u1(sub::INSTANCE_DUMP);
-        w.id(addr);
-        w.u4(0);
-        w.id(class_id(c));
-        let len = fields.iter().map(|f| f.1.dump_bytes(ID) as u32).sum();
-        w.u4(len);
+        InstanceHead { object_id: addr, stack_serial: 0, class_id: class_id(c), length }.write(w);
         for (f, &v) in fields.iter().zip(values) {
             match f.1 {
                 BasicType::Object => {
@@ -310,10 +307,8 @@ impl<W: Write> Out<W> {
         let n = elements.len() as u64;
         let w = &mut self.seg;
         w.u1(sub::OBJ_ARRAY_DUMP);
-        w.id(addr);
-        w.u4(0);
-        w.u4(n as u32);
-        w.id(class_id(C::ObjectArray));
+        ObjArrayHead { object_id: addr, stack_serial: 0, length: n as u32, class_id: class_id(C::ObjectArray) }
+            .write(w);
         for &e in elements {
             w.id(e);
             self.stats.references += u64::from(e != 0);
@@ -323,13 +318,13 @@ impl<W: Write> Out<W> {
     }
 
     fn bytes(&mut self, addr: u64, data: &[u8]) -> u64 {
-        let w = &mut self.seg;
-        w.u1(sub::PRIM_ARRAY_DUMP);
-        w.id(addr);
-        w.u4(0);
-        w.u4(data.len() as u32);
-        w.u1(BasicType::Byte.code());
-        w.bytes(data);
+        let head = PrimArrayHead {
+            object_id: addr,
+            stack_serial: 0,
+            length: data.len() as u32,
+            elem_type: BasicType::Byte.code(),
+        };
+        SubRecord::PrimArray { head, elem: BasicType::Byte, data }.write(&mut self.seg);
         self.stats.objects += 1;
         LAYOUT.array_bytes(BasicType::Byte, data.len() as u64)
     }
