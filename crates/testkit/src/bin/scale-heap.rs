@@ -27,7 +27,7 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             eprintln!("scale-heap: cannot write {out}: {e}");
-            ExitCode::from(1)
+            ExitCode::from(2)
         }
     }
 }
