@@ -417,6 +417,22 @@ impl Holders {
             .collect()
     }
 
+    /// Whether the holders of link `from`, outwards as far as a path is named, include link
+    /// `to`: holding `to` by `from` would then be a cycle, not a way out.
+    fn leads_to(&self, from: u32, to: u32) -> bool {
+        let mut cur = from;
+        for _ in 0..=MAX_PATH {
+            if cur == to {
+                return true;
+            }
+            match self.links.get(cur as usize).and_then(|l| l.held) {
+                Some(Held::Instance(_, Some(next))) => cur = next,
+                _ => return false,
+            }
+        }
+        false
+    }
+
     /// Links in use, and how many of them the last walk added for paths (for tests and notes).
     pub fn counts(&self) -> (usize, usize) {
         (self.links.iter().filter(|l| !l.retired).count(), self.path_added)
@@ -819,9 +835,15 @@ fn note_referrer(state: &mut State<'_>, x: u32, held: Option<Held>, referrer_tag
     let Some(mut held) = held.filter(|h| !matches!(h, Held::Root(_))) else { return };
     if let (Held::Instance(c, _), Some(link)) = (held, h.links.get(x as usize)) {
         let (reached, level, kind, limited) = (link.reached, link.level, link.kind, link.limited);
+        // A session in a local variable of the thread using it is reached from that root
+        // before the list that holds it: its holder, reached later, is still the way out.
+        let rooted = link.held.is_none_or(|h| matches!(h, Held::Root(_)));
         if let Some(r) = h.live(*referrer_tag) {
+            if h.leads_to(r, x) {
+                return;
+            }
             let earlier = h.links.get(r as usize).is_some_and(|l| l.reached >= h.walk_start && l.reached < reached);
-            held = Held::Instance(c, earlier.then_some(r));
+            held = Held::Instance(c, (earlier || rooted).then_some(r));
         } else if kind != Kind::Path && level < MAX_LEVEL && with_link(*referrer_tag, 0).is_some() {
             // The referrer is being visited, so it was reached before everything this walk
             // reaches from now on: it takes the walk's start as its order.
@@ -937,6 +959,8 @@ mod tests {
         statics: Vec<(u32, usize)>,
         /// Thread roots.
         threads: Vec<usize>,
+        /// Local variables of threads, reported after the threads.
+        locals: Vec<usize>,
     }
 
     impl Heap {
@@ -1014,6 +1038,12 @@ mod tests {
             }
             for &o in &self.threads {
                 let r = self.reference(26, 0, o);
+                if visit(&mut state, &r, Some(&mut self.tags[o]), None) != 0 {
+                    stack.push(o);
+                }
+            }
+            for &o in &self.locals {
+                let r = self.reference(24, 0, o);
                 if visit(&mut state, &r, Some(&mut self.tags[o]), None) != 0 {
                     stack.push(o);
                 }
@@ -1156,5 +1186,41 @@ mod tests {
         assert!(seen.contains(&77), "{seen:?}");
         assert!(link_of(heap.tags[table]).is_some() && heap.tags[table] as u32 == 77, "{:x}", heap.tags[table]);
         assert_eq!(holders.watched(&names())[0].2, registry_path());
+    }
+
+    #[test]
+    fn a_session_in_a_local_variable_is_still_named_by_its_holder() {
+        // Seen on JDK 25: the session the loop was using was reached from the thread's stack
+        // before the list holding it, and its path stopped at the list's array.
+        let mut heap = Heap::registry(30, 10);
+        let sessions: Vec<usize> = (0..heap.class.len()).filter(|&o| heap.class[o] == SESSION).collect();
+        heap.locals.push(sessions[7]);
+        let (watch, mut holders) = watching_sessions();
+        heap.walk(&mut holders, &watch);
+        heap.walk(&mut holders, &watch);
+        let watched = holders.watched(&names());
+        assert_eq!(watched.len(), 30);
+        assert!(watched.iter().all(|(_, _, p)| p == &registry_path()), "{watched:?}");
+    }
+
+    #[test]
+    fn an_object_reached_first_from_a_local_is_not_held_by_what_it_holds() {
+        // The registry is kept only by a session in a local variable: the map's nodes reach
+        // that session after it, but they are held through it, so naming them its holder
+        // would be a cycle.
+        let mut heap = Heap::registry(5, 0);
+        heap.statics.clear();
+        let session = (0..heap.class.len()).find(|&o| heap.class[o] == SESSION).unwrap();
+        heap.locals.push(session);
+        let (watch, mut holders) = watching_sessions();
+        heap.walk(&mut holders, &watch);
+        heap.walk(&mut holders, &watch);
+        let watched = holders.watched(&names());
+        assert_eq!(watched.len(), 5);
+        let through = ["Map$Node", "Map$Node[]", "Map", "Registry", "Session", "root stack local"];
+        for (slot, _, path) in &watched {
+            let expected: &[&str] = if *slot == 0 { &["root stack local"] } else { &through };
+            assert_eq!(path, expected, "every path ends at the local, none loops");
+        }
     }
 }
