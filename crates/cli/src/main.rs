@@ -95,7 +95,44 @@ fn main() -> std::process::ExitCode {
             return code.into();
         }
     };
-    let result = match &cli.command {
+    quiet_about_temp_files();
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(&cli.command)));
+    let result = match run {
+        Ok(result) => result,
+        Err(payload) => match payload.downcast::<graph::TempFileFailed>() {
+            Ok(failed) => {
+                eprintln!("error: {failed}; free some space there, or give --tmp-dir a directory that has room");
+                return Exit::Error.into();
+            }
+            Err(other) => std::panic::resume_unwind(other),
+        },
+    };
+    match result {
+        Ok(code) => code.into(),
+        // The reader went away (`| head`): what it wanted was written, so this is success.
+        Err(e) if is_broken_pipe(&e) => Exit::Success.into(),
+        Err(e) => {
+            eprintln!("error: {}", chain(&e));
+            Exit::Error.into()
+        }
+    }
+}
+
+/// Leaves the message about a temporary file that failed ([`graph::TempFileFailed`], raised
+/// where an index spills to disk) to `main`, which prints it as an error; other panics are
+/// reported as usual.
+fn quiet_about_temp_files() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if info.payload().downcast_ref::<graph::TempFileFailed>().is_none() {
+            report(info);
+        }
+    }));
+}
+
+/// Runs the command.
+fn dispatch(command: &Command) -> anyhow::Result<Exit> {
+    match command {
         Command::Histogram(a) => cmd::histogram::run(a),
         Command::Info(a) => cmd::info::run(a),
         Command::Dominators(a) => cmd::dominators::run(a),
@@ -117,15 +154,6 @@ fn main() -> std::process::ExitCode {
         Command::Attach(a) => cmd::run::attach(a),
         Command::Jvms(a) => cmd::jvms::run(a),
         Command::Top(a) => cmd::top::run(a),
-    };
-    match result {
-        Ok(code) => code.into(),
-        // The reader went away (`| head`): what it wanted was written, so this is success.
-        Err(e) if is_broken_pipe(&e) => Exit::Success.into(),
-        Err(e) => {
-            eprintln!("error: {}", chain(&e));
-            Exit::Error.into()
-        }
     }
 }
 

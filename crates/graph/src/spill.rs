@@ -6,7 +6,8 @@ use std::io::{BufReader, BufWriter, Read, Seek, Write};
 
 use crate::idx::Idx;
 
-/// Values appended in order, held in a temporary file (in memory when none can be made).
+/// Values appended in order, held in a temporary file (in memory when none can be made). A
+/// file that cannot be written or read back stops the work with [`crate::TempFileFailed`].
 pub(crate) struct Spill<I> {
     file: Option<BufWriter<File>>,
     memory: Vec<I>,
@@ -27,7 +28,7 @@ impl<I: Idx> Spill<I> {
         match &mut self.file {
             Some(w) => {
                 if let Err(e) = w.write_all(&v.to_bytes()[..I::BYTES]) {
-                    panic!("cannot write a temporary file: {e}");
+                    crate::place::temp_file_failed("write", e);
                 }
             }
             None => self.memory.push(v),
@@ -48,7 +49,8 @@ impl<I: Idx> Spill<I> {
                 let mut at = 0;
                 while at < len {
                     let k = (len - at).min(8192);
-                    r.read_exact(&mut buf[..k * I::BYTES]).expect("read a temporary file back");
+                    r.read_exact(&mut buf[..k * I::BYTES])
+                        .unwrap_or_else(|e| crate::place::temp_file_failed("read back", e));
                     for (i, b) in buf[..k * I::BYTES].chunks_exact(I::BYTES).enumerate() {
                         f(at + i, I::from_bytes(b));
                     }
@@ -72,9 +74,9 @@ impl<I: Idx> Spill<I> {
     /// A reader from the file's start, after flushing what is buffered; `None` in memory.
     fn reader(&mut self) -> Option<BufReader<&mut File>> {
         let w = self.file.as_mut()?;
-        w.flush().expect("write a temporary file");
+        w.flush().unwrap_or_else(|e| crate::place::temp_file_failed("write", e));
         let f = w.get_mut();
-        f.rewind().expect("rewind a temporary file");
+        f.rewind().unwrap_or_else(|e| crate::place::temp_file_failed("read back", e));
         Some(BufReader::with_capacity(1 << 20, f))
     }
 }

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::jvm::{parse_jcmd, parse_leakscope};
-use crate::support::{json, leakscope};
+use crate::support::{json, leakscope, BoundedOutput};
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name).to_string_lossy().into_owned()
@@ -266,4 +266,23 @@ fn an_index_out_of_core_gives_the_answers_of_one_in_memory() {
         err.contains("cannot keep the index out of core: no temporary file in") && err.trim().lines().count() == 1,
         "{err}"
     );
+}
+
+#[test]
+fn a_temporary_file_that_cannot_be_written_is_an_error_not_a_panic() {
+    // A full disk under --tmp-dir, as a file size limit of 64 KiB makes it (SIGXFSZ ignored,
+    // so that writes past it fail with EFBIG as they would with ENOSPC).
+    let demo = fixture("demo-jdk17.hprof");
+    let tmp = tempfile::tempdir().unwrap();
+    let script = "trap '' XFSZ; ulimit -f 64; exec \"$0\" \"$@\"";
+    let out = std::process::Command::new("sh")
+        .args(["-c", script, env!("CARGO_BIN_EXE_leakscope"), "dominators", &demo, "--memory-limit", "1M"])
+        .args(["--tmp-dir", tmp.path().to_str().unwrap()])
+        .bounded_output();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let last = err.trim().lines().last().unwrap_or_default();
+    assert!(last.starts_with("error: cannot write a temporary file: File too large"), "{err}");
+    assert!(last.contains("--tmp-dir") && !err.contains("panicked"), "{err}");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "temporary files are unlinked");
 }
