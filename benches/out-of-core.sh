@@ -6,6 +6,8 @@
 #
 #   sudo benches/out-of-core.sh DUMP [FRACTION]
 #
+# OOC_TIMEOUT=SECONDS stops the limited run after that long (it fails, and says so).
+#
 # Needs root for the cgroup (v1 memory controller or v2 with memory enabled).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,11 +39,12 @@ trap 'rmdir "$cg" 2>/dev/null || true' EXIT
 sync
 echo 1 > /proc/sys/vm/drop_caches 2>/dev/null || true
 status=0
-bash -c "echo \$\$ > $cg/cgroup.procs; exec /usr/bin/time -f '%e %M' -o $out/ooc-limited.time \
+bash -c "echo \$\$ > $cg/cgroup.procs; exec timeout -s KILL ${OOC_TIMEOUT:-0} /usr/bin/time -f '%e %M' -o $out/ooc-limited.time \
   $bin dominators --json $dump" > "$out/ooc-limited.json" 2> "$out/ooc-limited.err" || status=$?
 echo "dump: $dump ($(du -m "$dump" | cut -f1) MB)"
 printf '  in memory:            %8.1f s  peak %6d MB\n' "$mem_secs" $((mem_kb / 1024))
 if [ "$status" -ne 0 ]; then
+  { [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; } && echo "  limited to $((limit >> 20)) MB: stopped after OOC_TIMEOUT=${OOC_TIMEOUT} s" && exit 1
   echo "  limited to $((limit >> 20)) MB: failed (exit $status): $(tail -1 "$out/ooc-limited.err")"
   exit 1
 fi
