@@ -16,12 +16,23 @@ use heap::{ObjIdx, RefStrength, Snapshot};
 pub struct StrongGraph<'a> {
     snap: &'a Snapshot,
     roots: Vec<ObjIdx>,
+    /// The class mirrors the roots do not reach are the super-root's late successors (the
+    /// depth-first search finds them), not in `roots`.
+    late_mirrors: bool,
 }
 
 impl<'a> StrongGraph<'a> {
     /// The graph of `snap`, with the retention root set described in the module docs.
     pub fn new(snap: &'a Snapshot) -> StrongGraph<'a> {
-        StrongGraph { snap, roots: retention_roots(snap) }
+        StrongGraph { snap, roots: retention_roots(snap), late_mirrors: false }
+    }
+
+    /// The same graph for a depth-first search from the super-root, which learns the mirrors
+    /// the roots do not reach as it goes ([`Graph::late_successors`]) instead of a closure of
+    /// the whole heap beforehand: out of core, that closure alone read the graph at random for
+    /// minutes. [`Self::roots`] then holds the dump's GC roots only.
+    pub fn for_search(snap: &'a Snapshot) -> StrongGraph<'a> {
+        StrongGraph { snap, roots: gc_roots(snap), late_mirrors: true }
     }
 
     /// The objects directly below the super-root.
@@ -46,6 +57,12 @@ impl Graph for StrongGraph<'_> {
         }
     }
 
+    fn late_successors(&self, root: usize, reached: &dyn Fn(usize) -> bool, f: &mut dyn FnMut(usize)) {
+        if self.late_mirrors && root == node::SUPER_ROOT {
+            self.snap.mirrors().iter().map(|m| node::of(m.0)).filter(|&v| !reached(v)).for_each(f);
+        }
+    }
+
     fn release(&self) {
         self.snap.release_columns();
     }
@@ -57,11 +74,17 @@ impl Graph for StrongGraph<'_> {
 
 /// The dump's GC root objects, then the class mirrors they do not reach (strongly).
 pub fn retention_roots(s: &Snapshot) -> Vec<ObjIdx> {
+    let mut roots = gc_roots(s);
+    let reached = strong_closure(s, &roots, None);
+    roots.extend(s.mirrors().iter().map(|m| m.0).filter(|o| !reached.contains(*o)));
+    roots
+}
+
+/// The objects the dump's GC roots hold, each once, in index order.
+fn gc_roots(s: &Snapshot) -> Vec<ObjIdx> {
     let mut roots: Vec<ObjIdx> = s.roots.iter().map(|r| r.object).collect();
     roots.sort_unstable();
     roots.dedup();
-    let reached = strong_closure(s, &roots, None);
-    roots.extend(s.mirrors().iter().map(|m| m.0).filter(|o| !reached.contains(*o)));
     roots
 }
 
@@ -245,7 +268,7 @@ pub struct Retention {
 impl Retention {
     /// Computes dominators and retained sizes in one pass over the dominator tree.
     pub fn build(s: &Snapshot, progress: &dyn Progress) -> Retention {
-        let g = StrongGraph::new(s);
+        let g = StrongGraph::for_search(s);
         let dom = graph::dominators(&g, 0, progress);
         let retained = dom.subtree_sums_placed(|v| node::object(v).map_or(0, |o| s.shallow_bytes(o)), s.placement());
         Retention { dom, retained }

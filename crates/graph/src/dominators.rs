@@ -36,6 +36,11 @@ pub trait Graph: Sync {
     fn node_count(&self) -> usize;
     /// Calls `f` with every successor of `node`.
     fn successors(&self, node: usize, f: &mut dyn FnMut(usize));
+    /// Successors of the search's `root` that exist only for nodes its other successors do not
+    /// reach (`reached` says which they do): asked once, when the search from the root's
+    /// [`Self::successors`] has finished, and searched after them, as if they ended the root's
+    /// list. A graph whose extra roots depend on a closure saves that whole traversal so.
+    fn late_successors(&self, _root: usize, _reached: &dyn Fn(usize) -> bool, _f: &mut dyn FnMut(usize)) {}
     /// Says that no more successors will be asked for a while: a graph whose edges can be
     /// read back later may take them out of memory.
     fn release(&self) {}
@@ -197,7 +202,18 @@ fn search<I: Idx>(g: &impl Graph, root: usize, place: &Placement, progress: &dyn
         pending.push((I::of(root), I::default()));
     }
     let mut num = 0usize;
-    while let Some((node, from)) = pending.pop() {
+    let mut late_asked = root >= n;
+    loop {
+        let Some((node, from)) = pending.pop() else {
+            if std::mem::replace(&mut late_asked, true) {
+                break;
+            }
+            // The root's number is 1; its late successors go on its list after the others.
+            succ.clear();
+            g.late_successors(root, &|v| seen.contains(v), &mut |s| succ.push(s));
+            pending.extend(succ.iter().rev().map(|&s| (I::of(s), I::of(1))));
+            continue;
+        };
         let v = node.get();
         if !seen.insert(v) {
             out.nontree.push(node);
@@ -417,6 +433,42 @@ mod tests {
         }
     }
 
+    /// A graph whose root also has as successors the nodes of `extra` its other successors do
+    /// not reach: late ones ([`Graph::late_successors`]), or all on its list when `eager`.
+    struct Extra<'a> {
+        g: &'a crate::Csr,
+        extra: Vec<usize>,
+        eager: Option<Vec<usize>>,
+    }
+
+    impl<'a> Extra<'a> {
+        fn new(g: &'a crate::Csr, extra: Vec<usize>, eager: bool) -> Extra<'a> {
+            let eager = eager.then(|| {
+                let reached = reachable_without(g, 0, None);
+                let late = extra.iter().copied().filter(|&v| !reached[v]);
+                g.successors(0).map(|s| s as usize).chain(late).collect()
+            });
+            Extra { g, extra, eager }
+        }
+    }
+
+    impl Graph for Extra<'_> {
+        fn node_count(&self) -> usize {
+            self.g.node_count()
+        }
+        fn successors(&self, node: usize, f: &mut dyn FnMut(usize)) {
+            match (&self.eager, node) {
+                (Some(list), 0) => list.iter().for_each(|&s| f(s)),
+                _ => Graph::successors(self.g, node, f),
+            }
+        }
+        fn late_successors(&self, root: usize, reached: &dyn Fn(usize) -> bool, f: &mut dyn FnMut(usize)) {
+            if self.eager.is_none() && root == 0 {
+                self.extra.iter().copied().filter(|&v| !reached(v)).for_each(f);
+            }
+        }
+    }
+
     /// The oracle: a dominates b iff b is reachable and removing a makes b unreachable.
     fn reachable_without(g: &crate::Csr, root: usize, removed: Option<usize>) -> Vec<bool> {
         let mut seen = vec![false; g.node_count()];
@@ -572,6 +624,19 @@ mod tests {
             let narrow = compute::<u32>(&g, 0, &NoProgress);
             prop_assert_eq!(&compute::<u64>(&g, 0, &NoProgress), &narrow);
             prop_assert_eq!(&compute::<u32>(&InFiles(&g), 0, &NoProgress), &narrow);
+        }
+
+        #[test]
+        fn late_successors_of_the_root_give_the_tree_of_the_list_they_end(
+            n in 2usize..24,
+            raw in proptest::collection::vec((0usize..24, 0usize..24), 0..50),
+            extra in proptest::collection::vec(1usize..24, 0..8),
+        ) {
+            let edges: Vec<(usize, usize)> = raw.into_iter().map(|(a, b)| (a % n, b % n)).collect();
+            let extra: Vec<usize> = extra.into_iter().map(|v| 1 + v % (n - 1)).collect();
+            let g = graph(n, &edges);
+            let eager = compute::<u32>(&Extra::new(&g, extra.clone(), true), 0, &NoProgress);
+            prop_assert_eq!(&compute::<u32>(&Extra::new(&g, extra, false), 0, &NoProgress), &eager);
         }
     }
 }
