@@ -346,8 +346,8 @@ impl Flow {
 struct Interner {
     sets: Vec<Vec<u32>>,
     index: FxHashMap<Vec<u32>, u32>,
-    meets: FxHashMap<(u32, u32), u32>,
-    joins: FxHashMap<(u32, u32), u32>,
+    /// Results by operation (`true` for a union) and operands, the smaller first.
+    combined: FxHashMap<(bool, u32, u32), u32>,
 }
 
 impl Interner {
@@ -368,35 +368,35 @@ impl Interner {
 
     /// The intersection of sets `a` and `b`.
     fn meet(&mut self, a: u32, b: u32) -> u32 {
-        if a == b {
-            return a;
-        }
-        let key = (a.min(b), a.max(b));
-        if let Some(&m) = self.meets.get(&key) {
-            return m;
-        }
-        let (x, y) = (&self.sets[a as usize], &self.sets[b as usize]);
-        let both: Vec<u32> = x.iter().copied().filter(|g| y.binary_search(g).is_ok()).collect();
-        let m = self.intern(both);
-        self.meets.insert(key, m);
-        m
+        self.combine(false, a, b)
     }
 
     /// The union of sets `a` and `b`.
     fn join(&mut self, a: u32, b: u32) -> u32 {
+        self.combine(true, a, b)
+    }
+
+    /// The union (`union`) or intersection of sets `a` and `b`, memoized.
+    fn combine(&mut self, union: bool, a: u32, b: u32) -> u32 {
         if a == b {
             return a;
         }
-        let key = (a.min(b), a.max(b));
-        if let Some(&j) = self.joins.get(&key) {
-            return j;
+        let key = (union, a.min(b), a.max(b));
+        if let Some(&c) = self.combined.get(&key) {
+            return c;
         }
-        let mut either = self.sets[a as usize].clone();
-        either.extend_from_slice(&self.sets[b as usize]);
-        either.sort_unstable();
-        either.dedup();
-        let j = self.intern(either);
-        self.joins.insert(key, j);
-        j
+        let (x, y) = (&self.sets[a as usize], &self.sets[b as usize]);
+        let set = if union {
+            let mut either = x.clone();
+            either.extend_from_slice(y);
+            either.sort_unstable();
+            either.dedup();
+            either
+        } else {
+            x.iter().copied().filter(|g| y.binary_search(g).is_ok()).collect()
+        };
+        let c = self.intern(set);
+        self.combined.insert(key, c);
+        c
     }
 }

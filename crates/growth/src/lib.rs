@@ -191,9 +191,8 @@ fn refuted_by_walks(report: &mut report::GrowthReport, samples: &[HeapSummary], 
     else {
         return;
     };
-    let inside: Vec<&HeapSummary> =
-        walks.iter().filter(|w| w.time_ms.is_some_and(|t| t >= start && t <= end)).collect();
-    let (Some(first), Some(last)) = (inside.first(), inside.last()) else { return };
+    let inside = |w: &&HeapSummary| w.time_ms.is_some_and(|t| t >= start && t <= end);
+    let (Some(first), Some(last)) = (walks.iter().find(inside), walks.iter().rfind(inside)) else { return };
     let (t1, t2) = (first.time_ms.unwrap_or(0), last.time_ms.unwrap_or(0));
     if end <= start || 3 * (t2 - t1) < end - start {
         return;
