@@ -35,7 +35,9 @@ pub use holders::{loader_leak_details, structure_holders};
 pub use inspect::{primitive_text, InspectPage, Inspector, VALUE_CHARS};
 pub use paths::{frame_text, report_steps, thread_label, MergedPath, PathFinder, RootInfo, RootPath, Step};
 pub use reachability::{reachability, Reachability};
-pub use retention::{closure, node, retention_roots, strong_closure, ObjSet, Retention, StrongGraph};
+pub use retention::{
+    closure, node, retention_roots, strong_bfs, strong_closure, ObjSet, Reached, Retention, StrongGraph,
+};
 pub use roots::{roots_report, VM_HELD_CLASS};
 pub use selector::{SelectError, Selector};
 pub use summary::{summarize, summarize_live, summarize_snapshot};

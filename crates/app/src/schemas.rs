@@ -44,6 +44,7 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
         ("stale", document::<report::StaleReport>()),
         ("top", document::<report::TopView>()),
         ("jvms", document::<report::JvmList>()),
+        ("sql", document::<report::SqlAnswer>()),
         ("summary", serde_json::to_value(schemars::schema_for!(growth::HeapSummary)).unwrap_or_default()),
     ]
 }

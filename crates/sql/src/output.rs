@@ -1,0 +1,142 @@
+//! An answer as an aligned text table, CSV, or JSON.
+
+use datafusion::arrow::array::Array;
+use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::error::ArrowError;
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+
+use crate::{Answer, Error};
+
+impl Answer {
+    /// Every value as text, row by row (NULL for none).
+    fn cells(&self, null: &str) -> Result<Vec<Vec<String>>, Error> {
+        let options = FormatOptions::default().with_null(null);
+        let mut rows = Vec::with_capacity(self.row_count());
+        for batch in &self.batches {
+            let formatters = batch
+                .columns()
+                .iter()
+                .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
+                .collect::<Result<Vec<_>, ArrowError>>()
+                .map_err(|e| Error::Query(e.to_string()))?;
+            for i in 0..batch.num_rows() {
+                rows.push(formatters.iter().map(|f| f.value(i).to_string()).collect());
+            }
+        }
+        Ok(rows)
+    }
+
+    /// An aligned table with a header line; numbers right-aligned.
+    pub fn to_text(&self) -> Result<String, Error> {
+        let names = self.column_names();
+        let rows = self.cells("NULL")?;
+        let numeric: Vec<bool> = self.schema.fields().iter().map(|f| f.data_type().is_numeric()).collect();
+        let mut widths: Vec<usize> = names.iter().map(|n| n.chars().count()).collect();
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let line = |cells: &[String], out: &mut String| {
+            let mut text = String::new();
+            for (i, cell) in cells.iter().enumerate() {
+                let pad = widths[i] - cell.chars().count();
+                if i > 0 {
+                    text.push_str("  ");
+                }
+                if numeric[i] {
+                    text.extend(std::iter::repeat_n(' ', pad));
+                    text.push_str(cell);
+                } else {
+                    text.push_str(cell);
+                    text.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+            out.push_str(text.trim_end());
+            out.push('\n');
+        };
+        let mut out = String::new();
+        line(&names, &mut out);
+        let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+        line(&rule, &mut out);
+        for row in &rows {
+            line(row, &mut out);
+        }
+        out.push_str(&format!("({} row{})\n", rows.len(), if rows.len() == 1 { "" } else { "s" }));
+        Ok(out)
+    }
+
+    /// CSV with a header line (RFC 4180 quoting; NULL as an empty field).
+    pub fn to_csv(&self) -> Result<String, Error> {
+        let quote = |s: &str| {
+            if s.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            } else {
+                s.to_owned()
+            }
+        };
+        let mut out = String::new();
+        let mut line = |cells: Vec<String>| {
+            out.push_str(&cells.iter().map(|c| quote(c)).collect::<Vec<_>>().join(","));
+            out.push_str("\r\n");
+        };
+        line(self.column_names());
+        for row in self.cells("")? {
+            line(row);
+        }
+        Ok(out)
+    }
+
+    /// `{"columns": [{"name", "type"}], "rows": [[...]]}`: numbers and booleans as JSON's,
+    /// NULL as null, everything else as text.
+    pub fn to_json(&self) -> Result<report::SqlAnswer, Error> {
+        use serde_json::{json, Value};
+        let types: Vec<&DataType> = self.schema.fields().iter().map(|f| f.data_type()).collect();
+        let options = FormatOptions::default();
+        let mut rows = Vec::with_capacity(self.row_count());
+        for batch in &self.batches {
+            let formatters = batch
+                .columns()
+                .iter()
+                .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
+                .collect::<Result<Vec<_>, ArrowError>>()
+                .map_err(|e| Error::Query(e.to_string()))?;
+            for i in 0..batch.num_rows() {
+                let row: Vec<Value> = batch
+                    .columns()
+                    .iter()
+                    .zip(&formatters)
+                    .zip(&types)
+                    .map(|((column, f), ty)| {
+                        if column.is_null(i) {
+                            return Value::Null;
+                        }
+                        let text = f.value(i).to_string();
+                        match ty {
+                            t if t.is_integer() => match (text.parse::<u64>(), text.parse::<i64>()) {
+                                (Ok(n), _) => json!(n),
+                                (_, Ok(n)) => json!(n),
+                                _ => Value::String(text),
+                            },
+                            t if t.is_floating() => text
+                                .parse::<f64>()
+                                .ok()
+                                .and_then(serde_json::Number::from_f64)
+                                .map_or(Value::String(text), Value::Number),
+                            DataType::Boolean => Value::Bool(text == "true"),
+                            _ => Value::String(text),
+                        }
+                    })
+                    .collect();
+                rows.push(row);
+            }
+        }
+        let columns = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| report::SqlColumn { name: f.name().clone(), data_type: f.data_type().to_string() })
+            .collect();
+        Ok(report::SqlAnswer { columns, rows })
+    }
+}
