@@ -72,6 +72,8 @@ enum Command {
     Stale(cmd::stale::StaleArgs),
     /// Write leakscope-api.jar, whose LeakScope.expectDead(o) declares that an object should be garbage.
     ApiJar(cmd::api_jar::ApiJarArgs),
+    /// Ask the heap anything in SQL: objects, classes, references, roots and fields as tables.
+    Sql(cmd::sql::SqlArgs),
     /// Per-class and per-reference changes between two heaps.
     Diff(cmd::diff::DiffArgs),
     /// Save a heap's class points-from graph and path tree (about 1 MB) to compare heaps without keeping dumps.
@@ -136,6 +138,7 @@ fn dispatch(command: &Command) -> anyhow::Result<Exit> {
         Command::Histogram(a) => cmd::histogram::run(a),
         Command::Info(a) => cmd::info::run(a),
         Command::Dominators(a) => cmd::dominators::run(a),
+        Command::Sql(a) => cmd::sql::run(a),
         Command::Retained(a) => cmd::retained::run(a),
         Command::Paths(a) => cmd::paths::run(a),
         Command::Object(a) => cmd::object::run(a),

@@ -16,6 +16,7 @@ pub mod retained;
 pub mod roots;
 pub mod run;
 pub mod serve;
+pub mod sql;
 pub mod stale;
 pub mod summary;
 pub mod suspects;

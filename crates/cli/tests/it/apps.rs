@@ -121,6 +121,26 @@ fn tomcat_sessions_and_an_audit_map(jdk: Option<Jdk>) {
     }
     assert_live_only(&report, dumps.last().unwrap());
     assert_workbench_on_tomcat(dumps.last().unwrap().to_str().unwrap());
+    assert_sql_on_tomcat(&dumps);
+}
+
+/// SQL on Tomcat's heaps: the last one's answers equal the other commands', and the series
+/// counts the sessions the growth report found growing, heap by heap, as `histogram` does.
+fn assert_sql_on_tomcat(dumps: &[PathBuf]) {
+    let last = dumps.last().unwrap().to_str().unwrap();
+    crate::sql::assert_agrees_with_histogram_and_info(last);
+    crate::sql::assert_agrees_with_dominators(last);
+    let all: Vec<&str> = dumps.iter().map(|p| p.to_str().unwrap()).collect();
+    let session = "org.apache.catalina.session.StandardSession";
+    let query = format!("SELECT heap, instances FROM classes WHERE name = '{session}' ORDER BY heap");
+    let counts: Vec<u64> = crate::sql::rows(&all, &query, &[]).iter().map(|r| r[1].as_u64().unwrap()).collect();
+    assert_eq!(counts.len(), dumps.len());
+    assert!(counts.windows(2).all(|w| w[0] < w[1]), "sessions per heap: {counts:?}");
+    for (i, dump) in [(0, all[0]), (all.len() - 1, last)] {
+        let h = crate::support::json(&["histogram", "--quiet", "--json", "--top", "0", dump]);
+        let row = h["classes"].as_array().unwrap().iter().find(|r| r["name"] == session).unwrap();
+        assert_eq!(counts[i], row["instances"].as_u64().unwrap(), "heap {}", i + 1);
+    }
 }
 
 /// What a MAT user reads first on a Tomcat dump: thread names as Tomcat gives them, and a

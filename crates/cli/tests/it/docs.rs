@@ -99,6 +99,14 @@ fn the_json_schemas_in_docs_are_the_models_and_every_output_fits_its_schema() {
         ("report", vec!["report", DEMO, DEMO, DEMO]),
         ("check", vec!["check", DEMO]),
         ("jvms", vec!["jvms"]),
+        (
+            "sql",
+            vec![
+                "sql",
+                DEMO,
+                "SELECT class, count(*), sum(retained_bytes) AS bytes, max(text) FROM objects GROUP BY class",
+            ],
+        ),
     ];
     for (name, args) in runs {
         let mut args = args;

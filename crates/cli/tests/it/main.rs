@@ -16,6 +16,7 @@ mod jvm;
 mod report;
 mod retention;
 mod serve;
+mod sql;
 mod stale;
 mod support;
 mod webdriver;
