@@ -8,9 +8,9 @@ use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use crate::{Answer, Error};
 
 impl Answer {
-    /// Every value as text, row by row (NULL for none).
-    fn cells(&self, null: &str) -> Result<Vec<Vec<String>>, Error> {
-        let options = FormatOptions::default().with_null(null);
+    /// Every value as text, row by row (`None` for NULL).
+    fn cells(&self) -> Result<Vec<Vec<Option<String>>>, Error> {
+        let options = FormatOptions::default();
         let mut rows = Vec::with_capacity(self.row_count());
         for batch in &self.batches {
             let formatters = batch
@@ -20,16 +20,23 @@ impl Answer {
                 .collect::<Result<Vec<_>, ArrowError>>()
                 .map_err(|e| Error::Query(e.to_string()))?;
             for i in 0..batch.num_rows() {
-                rows.push(formatters.iter().map(|f| f.value(i).to_string()).collect());
+                let row = batch.columns().iter().zip(&formatters);
+                rows.push(row.map(|(c, f)| (!c.is_null(i)).then(|| f.value(i).to_string())).collect());
             }
         }
         Ok(rows)
     }
 
+    /// Every value as text, NULL as `null`.
+    fn texts(&self, null: &str) -> Result<Vec<Vec<String>>, Error> {
+        let rows = self.cells()?;
+        Ok(rows.into_iter().map(|r| r.into_iter().map(|c| c.unwrap_or_else(|| null.to_owned())).collect()).collect())
+    }
+
     /// An aligned table with a header line; numbers right-aligned.
     pub fn to_text(&self) -> Result<String, Error> {
         let names = self.column_names();
-        let rows = self.cells("NULL")?;
+        let rows = self.texts("NULL")?;
         let numeric: Vec<bool> = self.schema.fields().iter().map(|f| f.data_type().is_numeric()).collect();
         let mut widths: Vec<usize> = names.iter().map(|n| n.chars().count()).collect();
         for row in &rows {
@@ -81,7 +88,7 @@ impl Answer {
             out.push_str("\r\n");
         };
         line(self.column_names());
-        for row in self.cells("")? {
+        for row in self.texts("")? {
             line(row);
         }
         Ok(out)
@@ -92,45 +99,24 @@ impl Answer {
     pub fn to_json(&self) -> Result<report::SqlAnswer, Error> {
         use serde_json::{json, Value};
         let types: Vec<&DataType> = self.schema.fields().iter().map(|f| f.data_type()).collect();
-        let options = FormatOptions::default();
-        let mut rows = Vec::with_capacity(self.row_count());
-        for batch in &self.batches {
-            let formatters = batch
-                .columns()
-                .iter()
-                .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
-                .collect::<Result<Vec<_>, ArrowError>>()
-                .map_err(|e| Error::Query(e.to_string()))?;
-            for i in 0..batch.num_rows() {
-                let row: Vec<Value> = batch
-                    .columns()
-                    .iter()
-                    .zip(&formatters)
-                    .zip(&types)
-                    .map(|((column, f), ty)| {
-                        if column.is_null(i) {
-                            return Value::Null;
-                        }
-                        let text = f.value(i).to_string();
-                        match ty {
-                            t if t.is_integer() => match (text.parse::<u64>(), text.parse::<i64>()) {
-                                (Ok(n), _) => json!(n),
-                                (_, Ok(n)) => json!(n),
-                                _ => Value::String(text),
-                            },
-                            t if t.is_floating() => text
-                                .parse::<f64>()
-                                .ok()
-                                .and_then(serde_json::Number::from_f64)
-                                .map_or(Value::String(text), Value::Number),
-                            DataType::Boolean => Value::Bool(text == "true"),
-                            _ => Value::String(text),
-                        }
-                    })
-                    .collect();
-                rows.push(row);
+        let value = |(text, ty): (Option<String>, &&DataType)| {
+            let Some(text) = text else { return Value::Null };
+            match ty {
+                t if t.is_integer() => match (text.parse::<u64>(), text.parse::<i64>()) {
+                    (Ok(n), _) => json!(n),
+                    (_, Ok(n)) => json!(n),
+                    _ => Value::String(text),
+                },
+                t if t.is_floating() => text
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                    .map_or(Value::String(text), Value::Number),
+                DataType::Boolean => Value::Bool(text == "true"),
+                _ => Value::String(text),
             }
-        }
+        };
+        let rows = self.cells()?.into_iter().map(|r| r.into_iter().zip(&types).map(value).collect()).collect();
         let columns = self
             .schema
             .fields()
