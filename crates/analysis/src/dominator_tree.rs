@@ -51,3 +51,41 @@ pub fn dominator_tree(s: &Snapshot, r: &Retention, width: usize, depth: usize) -
     let (top, _) = build(0);
     top.into_iter().map(|v| grow(v, 0, depth, &build, &row)).collect()
 }
+
+/// The children of `parent` in the dominator tree (the top of the tree for `None`), biggest
+/// first, `limit` of them from `offset` (`limit` 0: all); with `flat`, the biggest retained
+/// sizes anywhere in the tree instead. `parent` must be strongly live.
+pub fn dominator_report(
+    s: &Snapshot,
+    r: &Retention,
+    parent: Option<ObjIdx>,
+    offset: usize,
+    limit: usize,
+    flat: bool,
+) -> report::DominatorReport {
+    let limit = if limit == 0 { usize::MAX } else { limit };
+    let of = parent.map_or(r.live_bytes(), |p| r.retained_bytes(p));
+    let (children, more) = if flat {
+        let shown: Vec<ObjIdx> = r.top(offset.saturating_add(limit)).into_iter().skip(offset).collect();
+        let more = r.live_count().saturating_sub((offset + shown.len()) as u64);
+        (shown, more)
+    } else {
+        let all = r.children(parent);
+        let total = all.len();
+        let shown: Vec<ObjIdx> = all.into_iter().skip(offset).take(limit).collect();
+        let more = total.saturating_sub(offset + shown.len()) as u64;
+        (shown, more)
+    };
+    // Child counts for the rows shown only: a count per object would cost 4 bytes each.
+    let shown: Vec<ObjIdx> = parent.iter().copied().chain(children.iter().copied()).collect();
+    let counts = r.child_counts_of(&shown);
+    let row = |i: usize, of: u64| dominator_row(s, r, counts[i], shown[i], of);
+    let first = usize::from(parent.is_some());
+    report::DominatorReport {
+        parent: parent.map(|_| row(0, r.live_bytes())),
+        live_bytes: r.live_bytes(),
+        objects: (first..shown.len()).map(|i| row(i, of)).collect(),
+        more,
+        flat,
+    }
+}

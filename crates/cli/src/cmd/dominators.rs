@@ -1,7 +1,6 @@
 //! `leakscope dominators`: the objects that keep the most memory alive, and what they dominate.
 
 use clap::Args;
-use heap::ObjIdx;
 
 use render::Text;
 
@@ -51,28 +50,6 @@ pub fn run(args: &DominatorsArgs) -> anyhow::Result<Exit> {
             report::ObjectId(snap.address(p))
         );
     }
-    let of = parent.map_or(r.live_bytes(), |p| r.retained_bytes(p));
-    let (children, more) = if args.flat {
-        let shown = r.top(if args.top == 0 { usize::MAX } else { args.top });
-        let more = r.live_count() - shown.len() as u64;
-        (shown, more)
-    } else {
-        let mut all = r.children(parent);
-        let more = if args.top > 0 && all.len() > args.top { all.len() - args.top } else { 0 };
-        all.truncate(all.len() - more);
-        (all, more as u64)
-    };
-    // Child counts for the rows shown only: a count per object would cost 4 bytes each.
-    let shown: Vec<ObjIdx> = parent.iter().copied().chain(children.iter().copied()).collect();
-    let counts = r.child_counts_of(&shown);
-    let row = |i: usize, of: u64| analysis::dominator_row(&snap, &r, counts[i], shown[i], of);
-    let first = usize::from(parent.is_some());
-    let report = report::DominatorReport {
-        parent: parent.map(|_| row(0, r.live_bytes())),
-        live_bytes: r.live_bytes(),
-        objects: (first..shown.len()).map(|i| row(i, of)).collect(),
-        more,
-        flat: args.flat,
-    };
+    let report = analysis::dominator_report(&snap, &r, parent, 0, args.top, args.flat);
     dump_args::emit(args.input.json, &report, |r| r.to_text())
 }
