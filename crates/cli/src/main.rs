@@ -73,7 +73,23 @@ enum Command {
     /// Write leakscope-api.jar, whose LeakScope.expectDead(o) declares that an object should be garbage.
     ApiJar(cmd::api_jar::ApiJarArgs),
     /// Ask the heap anything in SQL: objects, classes, references, roots and fields as tables.
+    ///
+    /// The dumps are read once; each query runs on tables built from them. Every table's first
+    /// column, heap, is the number of the dump a row comes from (1 for the first given), so one
+    /// query compares a series. Columns that need the dominator tree (retained_bytes,
+    /// dominator, reachable) or root distances (depth) are computed only when a query reads
+    /// them. The last argument is the query when it is not a file; without one, queries are
+    /// read from standard input (separated by semicolons), or on a terminal at a prompt with
+    /// history and completion of table and column names.
     Sql(cmd::sql::SqlArgs),
+    /// Serve these tools to an AI assistant, over the Model Context Protocol on stdio.
+    ///
+    /// For an assistant that starts it as a subprocess (Claude Desktop, VS Code, ...). Its tools
+    /// open heap dumps, series of dumps and run stores, and answer: info, histogram, suspects,
+    /// dominators, paths, retained, growth, diff, stale, check and sql. Dumps are read once and
+    /// kept, with their dominator trees, while the server runs. Read-only: no tool writes a file
+    /// or touches a running JVM; strings' text only with --show-values.
+    Mcp(cmd::mcp::McpArgs),
     /// Per-class and per-reference changes between two heaps.
     Diff(cmd::diff::DiffArgs),
     /// Save a heap's class points-from graph and path tree (about 1 MB) to compare heaps without keeping dumps.
@@ -139,6 +155,7 @@ fn dispatch(command: &Command) -> anyhow::Result<Exit> {
         Command::Info(a) => cmd::info::run(a),
         Command::Dominators(a) => cmd::dominators::run(a),
         Command::Sql(a) => cmd::sql::run(a),
+        Command::Mcp(a) => cmd::mcp::run(a),
         Command::Retained(a) => cmd::retained::run(a),
         Command::Paths(a) => cmd::paths::run(a),
         Command::Object(a) => cmd::object::run(a),

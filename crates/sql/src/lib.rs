@@ -66,8 +66,13 @@ impl std::fmt::Debug for Session {
 impl Session {
     /// A session over `heaps`, numbered from 1 in the order given.
     pub fn new(heaps: Vec<Heap>, settings: Settings) -> Result<Session, Error> {
+        Session::shared(heaps.into_iter().map(Arc::new).collect(), settings)
+    }
+
+    /// A session over heaps other sessions may share (the MCP server keeps each dump open
+    /// once, its dominator tree with it, whatever set of dumps a query names).
+    pub fn shared(heaps: Vec<Arc<Heap>>, settings: Settings) -> Result<Session, Error> {
         let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(Error::Runtime)?;
-        let heaps: Vec<Arc<Heap>> = heaps.into_iter().map(Arc::new).collect();
         let config = SessionConfig::new().with_information_schema(true);
         let ctx = SessionContext::new_with_config(config);
         tables::register(&ctx, &heaps, settings)?;

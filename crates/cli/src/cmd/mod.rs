@@ -9,6 +9,7 @@ pub mod growth;
 pub mod histogram;
 pub mod info;
 pub mod jvms;
+pub mod mcp;
 pub mod object;
 pub mod paths;
 pub mod report;

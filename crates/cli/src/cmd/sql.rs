@@ -10,17 +10,7 @@ use clap::Args;
 use crate::dump_args::{self, DumpArgs};
 use crate::exit::Exit;
 
-/// Ask the heap anything, in SQL.
-///
-/// The dumps are read once; then each query runs on tables built from them: objects, classes,
-/// refs (references), roots, fields and heaps (one row per dump). Every table's first column,
-/// heap, is the number of the dump it comes from (1 for the first given), so a series of dumps
-/// can be compared in one query. Columns that need the dominator tree (retained_bytes,
-/// dominator, reachable) are computed only when a query reads them.
-///
-/// The last argument is the query when it is not a file. Without one, queries are read from
-/// standard input, one per line (or separated by semicolons); on a terminal, in an interactive
-/// prompt with history and completion of table and column names.
+/// The arguments of `leakscope sql` (its help text is the `Sql` command's doc in main.rs).
 #[derive(Debug, Args)]
 #[command(after_help = after_help())]
 pub struct SqlArgs {
@@ -44,16 +34,42 @@ fn after_help() -> String {
     let mut text = String::from("Tables (heap is the dump's number, from 1):\n");
     for t in sql::TABLES {
         let names: Vec<&str> = t.columns.iter().map(|c| c.name).collect();
-        text.push_str(&format!("  {}({}): {}\n", t.name, names.join(", "), t.doc));
+        text.push_str(&wrapped(&format!("{}({}): {}", t.name, names.join(", "), t.doc)));
     }
     text.push_str("\nTable functions (SELECT * FROM dominated(0x7f3a10)):\n");
     for f in sql::FUNCTIONS {
-        text.push_str(&format!("  {}: {}\n", f.signature, f.doc));
+        text.push_str(&wrapped(&format!("{}: {}", f.signature, f.doc)));
     }
-    text.push_str(
-        "\nExamples:\n  leakscope sql app.hprof \"SELECT class, count(*), sum(retained_bytes) FROM objects GROUP BY class ORDER BY 3 DESC LIMIT 20\"\n  leakscope sql app.hprof \"SELECT kind, count(*) FROM roots GROUP BY kind\"\n  leakscope sql day1.hprof day2.hprof \"SELECT name, heap, instances FROM classes WHERE name LIKE 'com.example.%' ORDER BY name, heap\"\n  leakscope sql app.hprof --show-values \"SELECT id, text FROM objects WHERE class = 'java.lang.String' AND text LIKE 'jdbc:%'\"\n\nThe columns, with what each holds: README.md, section \"Ask the heap in SQL\".",
-    );
+    text.push_str("\nExamples:\n");
+    for example in [
+        "leakscope sql app.hprof \"SELECT class, count(*), sum(retained_bytes)\n    FROM objects GROUP BY class ORDER BY 3 DESC LIMIT 20\"",
+        "leakscope sql app.hprof \"SELECT kind, count(*) FROM roots GROUP BY kind\"",
+        "leakscope sql day1.hprof day2.hprof \"SELECT name, heap, instances\n    FROM classes WHERE name LIKE 'com.example.%' ORDER BY name, heap\"",
+        "leakscope sql app.hprof --show-values \"SELECT id, text FROM objects\n    WHERE class = 'java.lang.String' AND text LIKE 'jdbc:%'\"",
+    ] {
+        text.push_str(&format!("  {example}\n"));
+    }
+    text.push_str("\nThe columns, with what each holds: README.md, section \"Ask the heap in SQL\".");
     text
+}
+
+/// `line` as help text: indented by two, wrapped at spaces to 78 columns (clap would wrap
+/// it to the terminal, splitting words), continued with an indent of four.
+fn wrapped(line: &str) -> String {
+    let mut out = String::new();
+    let mut current = String::from(" ");
+    for word in line.split(' ') {
+        if current.chars().count() + 1 + word.chars().count() > 78 {
+            out.push_str(&current);
+            out.push('\n');
+            current = String::from("   ");
+        }
+        current.push(' ');
+        current.push_str(word);
+    }
+    out.push_str(&current);
+    out.push('\n');
+    out
 }
 
 /// Runs the command.

@@ -122,6 +122,7 @@ fn tomcat_sessions_and_an_audit_map(jdk: Option<Jdk>) {
     assert_live_only(&report, dumps.last().unwrap());
     assert_workbench_on_tomcat(dumps.last().unwrap().to_str().unwrap());
     assert_sql_on_tomcat(&dumps);
+    crate::mcp::assert_mcp_on_tomcat(&dumps);
 }
 
 /// SQL on Tomcat's heaps: the last one's answers equal the other commands', and the series

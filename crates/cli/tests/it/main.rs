@@ -13,6 +13,7 @@ mod harm;
 mod histogram;
 mod instrument;
 mod jvm;
+mod mcp;
 mod report;
 mod retention;
 mod serve;
