@@ -147,7 +147,10 @@ fn watch(services: &mut [Service]) {
                 s.verdicts.push((s.started.elapsed().as_secs(), g, t));
             }
             if let Some(url) = s.metrics.as_deref().filter(|_| !ended) {
-                if let Some(text) = ureq::get(url).call().ok().and_then(|r| r.into_string().ok()) {
+                // The JVM may begin to exit between try_wait and the scrape; the agent still
+                // serves then, saying it ended (CI saw that). Only scrapes of a running agent count.
+                let scrape = ureq::get(url).call().ok().and_then(|r| r.into_string().ok());
+                if let Some(text) = scrape.filter(|t| t.contains("\nleakscope_agent_up 1\n")) {
                     s.scrapes.push(text);
                     s.scraped_at =
                         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
