@@ -97,18 +97,26 @@ fn reply<T: serde::Serialize>(model: &T) -> Result<CallToolResult, ErrorData> {
     Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
 }
 
-/// Cuts the array at `key` of `doc` to `limit` items from `offset`, and says in `more` how
-/// many are left and the offset that reads them.
+/// Cuts the array at `key` of `doc` to `limit` items from `offset`; when some are left, says
+/// in `next.KEY` how many and the offset that reads them (a key no model uses).
 fn page(mut doc: Value, key: &str, offset: usize, limit: usize) -> Value {
     let Some(items) = doc.get_mut(key).and_then(Value::as_array_mut) else { return doc };
     let total = items.len();
     let kept: Vec<Value> = items.drain(..).skip(offset).take(limit).collect();
-    let next = offset + kept.len();
+    let end = offset + kept.len();
     *items = kept;
-    if next < total {
-        doc["more"] = serde_json::json!({"remaining": total - next, "offset": next});
+    if end < total {
+        next(&mut doc, key, total - end, end);
     }
     doc
+}
+
+/// Records in `next.KEY` that `remaining` items of the list `key` follow, from `offset`.
+fn next(doc: &mut Value, key: &str, remaining: usize, offset: usize) {
+    if !doc["next"].is_object() {
+        doc["next"] = serde_json::json!({});
+    }
+    doc["next"][key] = serde_json::json!({"remaining": remaining, "offset": offset});
 }
 
 fn to_value<T: serde::Serialize>(model: &T) -> anyhow::Result<Value> {
@@ -239,7 +247,10 @@ struct GrowthRequest {
     /// skips indexing the last dump).
     #[serde(default)]
     holders: Option<usize>,
-    /// Findings to return (default 10).
+    /// The first finding (and candidate) to return.
+    #[serde(default)]
+    offset: usize,
+    /// Findings (and candidates) to return (default 10).
     #[serde(default)]
     limit: Option<usize>,
 }
@@ -251,6 +262,9 @@ struct DiffRequest {
     old: String,
     /// The later one.
     new: String,
+    /// The first row of each list to return.
+    #[serde(default)]
+    offset: usize,
     /// Rows to return per list (default 30).
     #[serde(default)]
     limit: Option<usize>,
@@ -264,6 +278,12 @@ struct StaleRequest {
     /// Report only objects not used for this many seconds (default 0).
     #[serde(default)]
     older_than_seconds: Option<u64>,
+    /// The first path to return.
+    #[serde(default)]
+    offset: usize,
+    /// Paths to return (default 50).
+    #[serde(default)]
+    limit: Option<usize>,
 }
 
 /// Arguments of `check`.
@@ -272,6 +292,12 @@ struct CheckRequest {
     /// A heap dump or run store of a program that declared objects dead (leakscope's
     /// expectDead API).
     target: String,
+    /// The first group to return.
+    #[serde(default)]
+    offset: usize,
+    /// Groups (one per path shape) to return (default 50).
+    #[serde(default)]
+    limit: Option<usize>,
 }
 
 /// Arguments of `sql`.
@@ -387,8 +413,7 @@ impl Server {
             let report = analysis::dominator_report(s, r, parent, req.offset, req.limit.unwrap_or(20).max(1), false);
             let mut doc = to_value(&report)?;
             if report.more > 0 {
-                doc["more"] =
-                    serde_json::json!({"remaining": report.more, "offset": req.offset + report.objects.len()});
+                next(&mut doc, "objects", report.more as usize, req.offset + report.objects.len());
             }
             Ok(doc)
         })
@@ -460,8 +485,8 @@ impl Server {
                 }
             };
             let limit = req.limit.unwrap_or(10);
-            let doc = page(to_value(&report)?, "findings", 0, limit);
-            Ok(page(doc, "candidates", 0, limit))
+            let doc = page(to_value(&report)?, "findings", req.offset, limit);
+            Ok(page(doc, "candidates", req.offset, limit))
         })
         .await
     }
@@ -480,7 +505,7 @@ impl Server {
                 .map(|o| o.iter().filter(|(_, v)| v.is_array()).map(|(k, _)| k.clone()).collect())
                 .unwrap_or_default();
             for key in lists {
-                doc = page(doc, &key, 0, limit);
+                doc = page(doc, &key, req.offset, limit);
             }
             Ok(doc)
         })
@@ -498,7 +523,12 @@ impl Server {
             }
             let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
             let older = req.older_than_seconds.unwrap_or(0).saturating_mul(1000);
-            Ok(page(to_value(&app::staleness::of_store(&path, older, now)?)?, "paths", 0, 50))
+            Ok(page(
+                to_value(&app::staleness::of_store(&path, older, now)?)?,
+                "paths",
+                req.offset,
+                req.limit.unwrap_or(50),
+            ))
         })
         .await
     }
@@ -514,13 +544,13 @@ impl Server {
                 app::inputs::InputKind::Dump => app::expectations::of_dump(&path, &state.settings, &quiet())?,
                 app::inputs::InputKind::Summary => bail!("{} is a summary: it has no objects", req.target),
             };
-            Ok(page(to_value(&report)?, "groups", 0, 50))
+            Ok(page(to_value(&report)?, "groups", req.offset, req.limit.unwrap_or(50)))
         })
         .await
     }
 
     #[tool(
-        description = "Any other question, in SQL over one or more dumps. Tables: heaps, classes(heap, id, name, package, loader, super, instances, shallow_bytes, retained_bytes), objects(heap, id, class, class_id, shallow_bytes, retained_bytes, dominator, depth, reachable, root_kind, array_length, text), refs(heap, from, to, field, strength), roots(heap, object, kind, thread, frame, static_field), fields(heap, object, class, name, declared_by, static, type, value, ref, string). Table functions: dominated(id), path_to_root(id), retained_set(selector), instances_of(class, with_subclasses). Example: SELECT class, count(*), sum(retained_bytes) FROM objects GROUP BY class ORDER BY 3 DESC LIMIT 10."
+        description = "Any other question, in SQL over one or more dumps. Tables: heaps(heap, path, objects, refs, classes, roots, shallow_bytes, timestamp_ms), classes(heap, id, name, package, loader, super, instances, shallow_bytes, retained_bytes), objects(heap, id, class, class_id, shallow_bytes, retained_bytes, dominator, depth, reachable, root_kind, array_length, text), refs(heap, from, to, field, strength), roots(heap, object, kind, thread, frame, static_field), fields(heap, object, class, name, declared_by, static, type, value, ref, string). Table functions: dominated(id), path_to_root(id), retained_set(selector), instances_of(class, with_subclasses). Example: SELECT class, count(*), sum(retained_bytes) FROM objects GROUP BY class ORDER BY 3 DESC LIMIT 10."
     )]
     async fn sql(&self, Parameters(req): Parameters<SqlRequest>) -> Result<CallToolResult, ErrorData> {
         self.blocking(move |state| {
@@ -536,5 +566,5 @@ impl Server {
     }
 }
 
-#[tool_handler(router = self.tool_router, name = "leakscope", instructions = "leakscope finds memory leaks in Java heap dumps (.hprof) and in the runs its JVM agent recorded (.db run stores). To investigate a leak: 1. With several dumps of one process taken over time (oldest first), call growth with them: it ranks the classes whose instances keep growing, names the data structure that holds them (the holder, a field such as Cache.entries, with its object id) and how much it grew. With one dump, call suspects: the objects that keep the biggest shares of the heap alive, with their paths from GC roots. 2. Call paths with a selector for the holder (id:0xADDR, static:CLASS.FIELD or class:NAME) to see the chain of references from a GC root that keeps it alive. 3. Call dominators with the holder's id as parent, and retained with its selector, to see what freeing it would give back. 4. For anything else, call sql (tables heaps, classes, objects, refs, roots, fields; functions dominated, path_to_root, retained_set, instances_of). Paths are files on the server's machine. Long lists come a page at a time: call again with the offset in more.")]
+#[tool_handler(router = self.tool_router, name = "leakscope", instructions = "leakscope finds memory leaks in Java heap dumps (.hprof) and in the runs its JVM agent recorded (.db run stores). To investigate a leak: 1. With several dumps of one process taken over time (oldest first), call growth with them: it ranks the classes whose instances keep growing, names the data structure that holds them (the holder, a field such as Cache.entries, with its object id) and how much it grew. With one dump, call suspects: the objects that keep the biggest shares of the heap alive, with their paths from GC roots. 2. Call paths with a selector for the holder (id:0xADDR, static:CLASS.FIELD or class:NAME) to see the chain of references from a GC root that keeps it alive. 3. Call dominators with the holder's id as parent, and retained with its selector, to see what freeing it would give back. 4. For anything else, call sql (tables heaps, classes, objects, refs, roots, fields; functions dominated, path_to_root, retained_set, instances_of). Paths are files on the server's machine. Long lists come a page at a time: when an answer has next.LIST, call again with its offset.")]
 impl ServerHandler for Server {}

@@ -124,6 +124,14 @@ pub fn assert_mcp_on_tomcat(dumps: &[PathBuf]) {
         assert!(t["description"].as_str().unwrap().len() > 60, "{t}");
         assert_eq!(t["input_schema"]["type"], "object", "{t}");
     }
+    // The sql tool's description lists the tables as they are.
+    let sql_tool = tools["tools"].as_array().unwrap().iter().find(|t| t["name"] == "sql").unwrap();
+    let description = sql_tool["description"].as_str().unwrap();
+    for t in sql::TABLES {
+        let columns: Vec<&str> = t.columns.iter().map(|c| c.name).collect();
+        let listed = format!("{}({})", t.name, columns.join(", "));
+        assert!(description.contains(&listed), "the sql tool does not list {listed}");
+    }
     let paths: Vec<&str> = dumps.iter().map(|p| p.to_str().unwrap()).collect();
     let last = *paths.last().unwrap();
 
@@ -158,7 +166,7 @@ pub fn assert_mcp_on_tomcat(dumps: &[PathBuf]) {
     // A histogram a page at a time: the second page is the command's rows 5 to 9.
     let first = client.ok("histogram", json!({"dump": last, "limit": 5}));
     assert_eq!(first["classes"].as_array().unwrap().len(), 5);
-    let offset = first["more"]["offset"].as_u64().unwrap();
+    let offset = first["next"]["classes"]["offset"].as_u64().unwrap();
     assert_eq!(offset, 5);
     let second = client.ok("histogram", json!({"dump": last, "offset": offset, "limit": 5}));
     let all = cli_json(&["histogram", "--quiet", "--json", "--top", "10", last]);
