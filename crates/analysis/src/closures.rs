@@ -12,6 +12,7 @@ use heap::{ObjIdx, Snapshot};
 use serde::Serialize;
 
 use crate::retention::{strong_closure, ObjSet, StrongGraph};
+use crate::selector::Selector;
 
 /// Sizes of one object group.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -65,18 +66,46 @@ impl<'a> Closures<'a> {
     /// Shallow, transitive and retained sizes of `group`.
     pub fn sizes(&self, group: &[ObjIdx]) -> GroupSizes {
         let s = self.snap;
-        let mut members = ObjSet::new(s.object_count());
-        group.iter().for_each(|&o| {
-            members.insert(o);
-        });
-        let t = strong_closure(s, group, None);
-        let gc = self.gc_closure(&members, &t);
+        let (members, t, gc) = self.closures_of(group);
         let bytes = |set: &ObjSet| set.iter().map(|o| s.shallow_bytes(o)).sum::<u64>();
         GroupSizes {
             objects: members.len(),
             shallow_bytes: bytes(&members),
             transitive_bytes: bytes(&t),
             retained_bytes: bytes(&gc),
+        }
+    }
+
+    /// What the GC would free if every object of `group` became unreachable.
+    pub fn retained_set(&self, group: &[ObjIdx]) -> ObjSet {
+        self.closures_of(group).2
+    }
+
+    /// `group` as a set, its transitive closure, and its GC closure.
+    fn closures_of(&self, group: &[ObjIdx]) -> (ObjSet, ObjSet, ObjSet) {
+        let s = self.snap;
+        let mut members = ObjSet::new(s.object_count());
+        group.iter().for_each(|&o| {
+            members.insert(o);
+        });
+        let t = strong_closure(s, group, None);
+        let gc = self.gc_closure(&members, &t);
+        (members, t, gc)
+    }
+
+    /// The `retained` report: the sizes of each selector's group (`groups`, as the selectors
+    /// chose them) and of all of them together.
+    pub fn report(&self, selectors: &[Selector], groups: &[Vec<ObjIdx>]) -> report::RetainedReport {
+        let mut all: Vec<ObjIdx> = groups.iter().flatten().copied().collect();
+        all.sort_unstable();
+        all.dedup();
+        report::RetainedReport {
+            groups: selectors
+                .iter()
+                .zip(groups)
+                .map(|(sel, g)| report::SelectedGroup { selector: sel.to_string(), totals: self.sizes(g).totals() })
+                .collect(),
+            union: self.sizes(&all).totals(),
         }
     }
 

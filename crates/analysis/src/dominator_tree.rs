@@ -52,9 +52,28 @@ pub fn dominator_tree(s: &Snapshot, r: &Retention, width: usize, depth: usize) -
     top.into_iter().map(|v| grow(v, 0, depth, &build, &row)).collect()
 }
 
+/// Why the dominator tree cannot list an object's children.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParentError {
+    /// No object has that address.
+    #[error("no object at address 0x{0:x} in the dump")]
+    NoObject(u64),
+    /// The object is not strongly reachable, so it is not in the tree.
+    #[error("object 0x{0:x} is not strongly reachable from any GC root: it retains nothing")]
+    NotLive(u64),
+}
+
+impl ParentError {
+    /// The object at address `id`, found before the dominator tree is built so that a wrong
+    /// id fails at once.
+    pub fn find(s: &Snapshot, id: u64) -> Result<ObjIdx, ParentError> {
+        s.find(id).ok_or(ParentError::NoObject(id))
+    }
+}
+
 /// The children of `parent` in the dominator tree (the top of the tree for `None`), biggest
 /// first, `limit` of them from `offset` (`limit` 0: all); with `flat`, the biggest retained
-/// sizes anywhere in the tree instead. `parent` must be strongly live.
+/// sizes anywhere in the tree instead.
 pub fn dominator_report(
     s: &Snapshot,
     r: &Retention,
@@ -62,7 +81,10 @@ pub fn dominator_report(
     offset: usize,
     limit: usize,
     flat: bool,
-) -> report::DominatorReport {
+) -> Result<report::DominatorReport, ParentError> {
+    if let Some(p) = parent.filter(|&p| !r.is_live(p)) {
+        return Err(ParentError::NotLive(s.address(p)));
+    }
     let limit = if limit == 0 { usize::MAX } else { limit };
     let of = parent.map_or(r.live_bytes(), |p| r.retained_bytes(p));
     let (children, more) = if flat {
@@ -81,11 +103,11 @@ pub fn dominator_report(
     let counts = r.child_counts_of(&shown);
     let row = |i: usize, of: u64| dominator_row(s, r, counts[i], shown[i], of);
     let first = usize::from(parent.is_some());
-    report::DominatorReport {
+    Ok(report::DominatorReport {
         parent: parent.map(|_| row(0, r.live_bytes())),
         live_bytes: r.live_bytes(),
         objects: (first..shown.len()).map(|i| row(i, of)).collect(),
         more,
         flat,
-    }
+    })
 }

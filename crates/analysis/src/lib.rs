@@ -27,7 +27,7 @@ mod summary;
 mod suspects;
 
 pub use closures::{Closures, GroupSizes};
-pub use dominator_tree::{dominator_report, dominator_row, dominator_tree};
+pub use dominator_tree::{dominator_report, dominator_row, dominator_tree, ParentError};
 pub use expectations::{dead_groups, expectations, EXPECTED_CLASS};
 pub use group::{classify, Classifier, GroupTree};
 pub use histogram::{heaps, histogram, GroupBy, NO_PACKAGE};

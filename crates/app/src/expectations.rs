@@ -3,7 +3,21 @@
 
 use std::path::Path;
 
-use crate::{load_snapshot, ReadSettings, Reporter, Result};
+use crate::inputs::InputKind;
+use crate::{load_snapshot, Error, ReadSettings, Reporter, Result};
+
+/// The expectations in a file: a heap dump (as [`of_dump`]) or a run store (as [`of_run`]);
+/// a summary has no objects to check.
+pub fn of_file(path: &Path, settings: &ReadSettings, reporter: &dyn Reporter) -> Result<report::ExpectationsReport> {
+    match crate::inputs::kind(path)? {
+        InputKind::RunStore => Ok(of_run(&runstore::read(path, 1)?, &path.display().to_string())),
+        InputKind::Dump => of_dump(path, settings, reporter),
+        InputKind::Summary => Err(Error::Usage(format!(
+            "{} is a summary: it has no objects; give a heap dump or a run store",
+            path.display()
+        ))),
+    }
+}
 
 /// The expectations recorded in a dump written by a JVM that ran the agent.
 pub fn of_dump(path: &Path, settings: &ReadSettings, reporter: &dyn Reporter) -> Result<report::ExpectationsReport> {

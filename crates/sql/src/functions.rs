@@ -6,7 +6,7 @@
 use std::str::FromStr;
 use std::sync::Arc;
 
-use analysis::{Closures, ObjSet, PathFinder, Selector};
+use analysis::{Closures, ParentError, PathFinder, Selector};
 use datafusion::arrow::array::{ArrayRef, BooleanArray, StringArray, UInt32Array, UInt64Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
@@ -18,7 +18,7 @@ use datafusion::scalar::ScalarValue;
 use heap::ObjIdx;
 
 use crate::heap_data::Heap;
-use crate::tables::HeapTable;
+use crate::tables::{number_of, text_of, HeapTable};
 use crate::Settings;
 
 /// A table function, as `--help` and the README list it.
@@ -78,33 +78,26 @@ impl TableFunctionImpl for Function {
             return Err(plan(format!("{} takes at most {} arguments", self.name, self.most)));
         }
         match self.name {
-            "dominated" => self.objects(&args, 1, |h, id: u64| {
-                let r = h.retention();
-                if id == 0 {
-                    return Ok(r.children(None));
-                }
-                let o = find(h, id)?;
-                Ok(r.children(Some(o)))
-            }),
+            "dominated" => {
+                let id = args.id(0)?;
+                self.objects(&args, 1, |h| {
+                    let parent = (id != 0).then(|| ParentError::find(&h.snap, id)).transpose().map_err(plan)?;
+                    Ok(h.retention().children(parent))
+                })
+            }
             "retained_set" => {
                 let selector = Selector::from_str(&args.text(0)?).map_err(plan)?;
-                self.objects(&args, 1, move |h, _| {
+                self.objects(&args, 1, move |h| {
                     let s = &h.snap;
                     let group = selector.select(s).map_err(plan)?;
-                    let mut members = ObjSet::new(s.object_count());
-                    group.iter().for_each(|&o| {
-                        members.insert(o);
-                    });
-                    let t = analysis::strong_closure(s, &group, None);
-                    let freed = Closures::new(s, h.progress()).gc_closure(&members, &t);
-                    Ok(freed.iter().collect())
+                    Ok(Closures::new(s, h.progress()).retained_set(&group).iter().collect())
                 })
             }
             "instances_of" => {
                 let name = args.text(0)?;
                 let subclasses = args.boolean(1)?.unwrap_or(false);
                 let selector = Selector::Class { name, subclasses };
-                self.objects(&args, 2, move |h, _| selector.select(&h.snap).map_err(plan))
+                self.objects(&args, 2, move |h| selector.select(&h.snap).map_err(plan))
             }
             "path_to_root" => self.path_to_root(&args),
             other => Err(DataFusionError::Internal(format!("no table function {other}"))),
@@ -123,20 +116,18 @@ impl Function {
         }
     }
 
-    /// Rows of `objects` for the objects `choose` picks in each heap covered, from the first
-    /// argument read as an id (0 when it is not one). A heap where `choose` fails contributes
-    /// no rows; the call fails when it fails on every heap.
+    /// Rows of `objects` for the objects `choose` picks in each heap covered. A heap where
+    /// `choose` fails contributes no rows; the call fails when it fails on every heap.
     fn objects(
         &self,
         args: &Args,
         heap_arg: usize,
-        choose: impl Fn(&Heap, u64) -> DfResult<Vec<ObjIdx>>,
+        choose: impl Fn(&Heap) -> DfResult<Vec<ObjIdx>>,
     ) -> DfResult<Arc<dyn TableProvider>> {
-        let id = if self.name == "dominated" { args.id(0)? } else { 0 };
         let mut chosen = Vec::new();
         let mut first_error = None;
         for (n, h) in self.heaps(args, heap_arg)? {
-            match choose(h, id) {
+            match choose(h) {
                 Ok(objects) => chosen.push((n, Arc::from(objects))),
                 Err(e) => {
                     first_error.get_or_insert(e);
@@ -213,10 +204,6 @@ impl PathRows {
     }
 }
 
-fn find(h: &Heap, id: u64) -> DfResult<ObjIdx> {
-    h.snap.find(id).ok_or_else(|| plan(analysis::SelectError::NoObject(id)))
-}
-
 fn plan(e: impl std::fmt::Display) -> DataFusionError {
     DataFusionError::Plan(e.to_string())
 }
@@ -241,27 +228,22 @@ impl Args<'_> {
     }
 
     fn text(&self, i: usize) -> DfResult<String> {
-        match self.literal(i) {
-            Some(ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s)) | ScalarValue::LargeUtf8(Some(s))) => {
-                Ok(s.clone())
-            }
-            _ => Err(self.wrong(i, "a text")),
-        }
+        self.literal(i).and_then(text_of).map(str::to_owned).ok_or_else(|| self.wrong(i, "a text"))
     }
 
     /// An object id: a number, 0x-prefixed hexadecimal, or either as text.
     fn id(&self, i: usize) -> DfResult<u64> {
         let parsed = match self.literal(i) {
-            Some(v) if v.data_type().is_integer() => v.to_string().parse().ok(),
+            Some(v) if v.data_type().is_integer() => number_of(v),
             // SQL's 0x7f3a10 is a binary literal: its bytes, most significant first.
             Some(ScalarValue::Binary(Some(bytes))) if bytes.len() <= 8 => {
                 Some(bytes.iter().fold(0u64, |n, &b| (n << 8) | u64::from(b)))
             }
-            Some(ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s))) => match s.strip_prefix("0x") {
-                Some(hex) => u64::from_str_radix(hex, 16).ok(),
-                None => s.parse().ok(),
-            },
-            _ => None,
+            Some(v) => text_of(v).and_then(|s| match s.parse::<report::ObjectId>() {
+                Ok(id) if s.starts_with("0x") || s.starts_with("0X") => Some(id.0),
+                _ => s.parse().ok(),
+            }),
+            None => None,
         };
         parsed.ok_or_else(|| self.wrong(i, "an object id (a number, or '0x…')"))
     }
@@ -271,12 +253,7 @@ impl Args<'_> {
         if i >= self.exprs.len() {
             return Ok(None);
         }
-        match self.literal(i) {
-            Some(v) if v.data_type().is_integer() => {
-                v.to_string().parse().map(Some).map_err(|_| self.wrong(i, "a heap number"))
-            }
-            _ => Err(self.wrong(i, "a heap number")),
-        }
+        self.literal(i).and_then(number_of).map(Some).ok_or_else(|| self.wrong(i, "a heap number"))
     }
 
     /// An optional true or false.

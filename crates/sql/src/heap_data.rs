@@ -94,21 +94,21 @@ impl Heap {
             // path from the top: an instance with none above it is a top one.
             let mut stack: Vec<(usize, bool)> = vec![(analysis::node::SUPER_ROOT, false)];
             while let Some((v, leaving)) = stack.pop() {
-                let class = analysis::node::object(v).map(|o| s.class_of(o).index());
-                if leaving {
-                    if let Some(c) = class {
+                if let Some(o) = analysis::node::object(v) {
+                    let c = s.class_of(o).index();
+                    if leaving {
                         open[c] -= 1;
+                        continue;
                     }
-                    continue;
-                }
-                if let (Some(c), Some(o)) = (class, analysis::node::object(v)) {
                     if open[c] == 0 {
                         sums[c] += r.retained_bytes(o);
                     }
                     open[c] += 1;
                 }
-                stack.push((v, true));
-                stack.extend(tree.successors(v).map(|w| (w as usize, false)));
+                if !leaving {
+                    stack.push((v, true));
+                    stack.extend(tree.successors(v).map(|w| (w as usize, false)));
+                }
             }
             sums
         })

@@ -321,7 +321,8 @@ fn equality(e: &Expr) -> Option<(&str, &ScalarValue)> {
     column(left).zip(literal(right)).or_else(|| column(right).zip(literal(left)))
 }
 
-fn text_of(v: &ScalarValue) -> Option<&str> {
+/// The text of a literal, through dictionaries.
+pub(crate) fn text_of(v: &ScalarValue) -> Option<&str> {
     match v {
         ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s)) | ScalarValue::LargeUtf8(Some(s)) => Some(s),
         ScalarValue::Dictionary(_, inner) => text_of(inner),
@@ -329,7 +330,8 @@ fn text_of(v: &ScalarValue) -> Option<&str> {
     }
 }
 
-fn number_of(v: &ScalarValue) -> Option<u64> {
+/// The non-negative integer of a literal, through dictionaries.
+pub(crate) fn number_of(v: &ScalarValue) -> Option<u64> {
     match v {
         ScalarValue::Dictionary(_, inner) => number_of(inner),
         v if v.data_type().is_integer() => v.to_string().parse().ok(),

@@ -11,7 +11,6 @@ use render::TextWith;
 use crate::dump_args::{self, DumpArgs};
 use crate::exit::Exit;
 use crate::progress::Bar;
-use app::inputs::InputKind;
 
 /// Check the objects a program declared dead with `LeakScope.expectDead(o)` (from
 /// `leakscope api-jar`): the ones still reachable are printed one line per path shape, with
@@ -52,13 +51,7 @@ pub struct CheckArgs {
 pub fn run(args: &CheckArgs) -> anyhow::Result<Exit> {
     let path = PathBuf::from(&args.target);
     let report = if path.exists() {
-        match app::inputs::kind(&path)? {
-            InputKind::RunStore => app::expectations::of_run(&runstore::read(&path, 1)?, &args.target),
-            InputKind::Dump => of_dump(&path, &args.dump_args)?,
-            InputKind::Summary => {
-                bail!("{} is a summary: it has no objects; give a heap dump or a run store", args.target)
-            }
-        }
+        app::expectations::of_file(&path, &args.dump_args.settings(), &Bar::new(args.dump_args.quiet))?
     } else if let Ok(pid) = args.target.parse::<u32>() {
         of_process(pid, args)?
     } else {

@@ -39,17 +39,8 @@ pub struct DominatorsArgs {
 /// Runs the command.
 pub fn run(args: &DominatorsArgs) -> anyhow::Result<Exit> {
     let (bar, snap) = args.input.snapshot()?;
-    let parent = match args.children {
-        Some(id) => Some(snap.find(id).ok_or_else(|| anyhow::anyhow!("no object at address 0x{id:x} in the dump"))?),
-        None => None,
-    };
+    let parent = args.children.map(|id| analysis::ParentError::find(&snap, id)).transpose()?;
     let r = analysis::Retention::build(&snap, &bar);
-    if let Some(p) = parent.filter(|p| !r.is_live(*p)) {
-        anyhow::bail!(
-            "object {} is not strongly reachable from any GC root: it retains nothing",
-            report::ObjectId(snap.address(p))
-        );
-    }
-    let report = analysis::dominator_report(&snap, &r, parent, 0, args.top, args.flat);
+    let report = analysis::dominator_report(&snap, &r, parent, 0, args.top, args.flat)?;
     dump_args::emit(args.input.json, &report, |r| r.to_text())
 }

@@ -123,10 +123,6 @@ fn to_value<T: serde::Serialize>(model: &T) -> anyhow::Result<Value> {
     Ok(serde_json::to_value(model)?)
 }
 
-fn parse_id(text: &str) -> anyhow::Result<u64> {
-    crate::dump_args::parse_id(text).map_err(|e| anyhow::anyhow!("{e}"))
-}
-
 impl Server {
     /// Runs `work` on a thread that may block (reading dumps, building dominator trees,
     /// the SQL engine's own runtime); its failure, even a panic, is an error result, never a
@@ -398,19 +394,10 @@ impl Server {
     async fn dominators(&self, Parameters(req): Parameters<DominatorsRequest>) -> Result<CallToolResult, ErrorData> {
         self.blocking(move |state| {
             let h = state.heap(&req.dump)?;
-            let s = &h.snap;
-            let parent = match &req.parent {
-                Some(text) => {
-                    let id = parse_id(text)?;
-                    Some(s.find(id).with_context(|| format!("no object at address 0x{id:x} in the dump"))?)
-                }
-                None => None,
-            };
-            let r = h.retention();
-            if let Some(p) = parent.filter(|p| !r.is_live(*p)) {
-                bail!("object 0x{:x} is not strongly reachable from any GC root: it retains nothing", s.address(p));
-            }
-            let report = analysis::dominator_report(s, r, parent, req.offset, req.limit.unwrap_or(20).max(1), false);
+            let id = req.parent.as_deref().map(str::parse::<report::ObjectId>).transpose()?.map(|id| id.0);
+            let parent = id.map(|id| analysis::ParentError::find(&h.snap, id)).transpose()?;
+            let limit = req.limit.unwrap_or(20).max(1);
+            let report = analysis::dominator_report(&h.snap, h.retention(), parent, req.offset, limit, false)?;
             let mut doc = to_value(&report)?;
             if report.more > 0 {
                 next(&mut doc, "objects", report.more as usize, req.offset + report.objects.len());
@@ -447,19 +434,7 @@ impl Server {
             let h = state.heap(&req.dump)?;
             let s = &h.snap;
             let groups = selectors.iter().map(|sel| sel.select(s)).collect::<Result<Vec<_>, _>>()?;
-            let closures = analysis::Closures::new(s, &quiet());
-            let totals = |g: &[heap::ObjIdx]| closures.sizes(g).totals();
-            let mut all: Vec<heap::ObjIdx> = groups.iter().flatten().copied().collect();
-            all.sort_unstable();
-            all.dedup();
-            to_value(&report::RetainedReport {
-                groups: selectors
-                    .iter()
-                    .zip(&groups)
-                    .map(|(sel, g)| report::SelectedGroup { selector: sel.to_string(), totals: totals(g) })
-                    .collect(),
-                union: totals(&all),
-            })
+            to_value(&analysis::Closures::new(s, &quiet()).report(&selectors, &groups))
         })
         .await
     }
@@ -538,12 +513,7 @@ impl Server {
     )]
     async fn check(&self, Parameters(req): Parameters<CheckRequest>) -> Result<CallToolResult, ErrorData> {
         self.blocking(move |state| {
-            let path = PathBuf::from(&req.target);
-            let report = match app::inputs::kind(&path)? {
-                app::inputs::InputKind::RunStore => app::expectations::of_run(&runstore::read(&path, 1)?, &req.target),
-                app::inputs::InputKind::Dump => app::expectations::of_dump(&path, &state.settings, &quiet())?,
-                app::inputs::InputKind::Summary => bail!("{} is a summary: it has no objects", req.target),
-            };
+            let report = app::expectations::of_file(Path::new(&req.target), &state.settings, &quiet())?;
             Ok(page(to_value(&report)?, "groups", req.offset, req.limit.unwrap_or(50)))
         })
         .await

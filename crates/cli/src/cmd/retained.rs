@@ -33,19 +33,6 @@ pub struct RetainedArgs {
 pub fn run(args: &RetainedArgs) -> anyhow::Result<Exit> {
     let (bar, snap) = args.input.snapshot()?;
     let groups = args.selectors.iter().map(|sel| sel.select(&snap)).collect::<Result<Vec<_>, _>>()?;
-    let closures = analysis::Closures::new(&snap, &bar);
-    let totals = |g: &[heap::ObjIdx]| closures.sizes(g).totals();
-    let mut all: Vec<heap::ObjIdx> = groups.iter().flatten().copied().collect();
-    all.sort_unstable();
-    all.dedup();
-    let report = report::RetainedReport {
-        groups: args
-            .selectors
-            .iter()
-            .zip(&groups)
-            .map(|(sel, g)| report::SelectedGroup { selector: sel.to_string(), totals: totals(g) })
-            .collect(),
-        union: totals(&all),
-    };
+    let report = analysis::Closures::new(&snap, &bar).report(&args.selectors, &groups);
     dump_args::emit(args.input.json, &report, |r| r.to_text())
 }
