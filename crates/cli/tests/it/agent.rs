@@ -85,24 +85,33 @@ fn candidates(report: &Value) -> Vec<String> {
     report["candidates"].as_array().unwrap().iter().map(|c| c["class"].as_str().unwrap().to_owned()).collect()
 }
 
-/// As for dumps: the leaking class is the first candidate, or in its slice, or the first
-/// candidate is in the leaking class's slice, or both grow in the same containers (a map's
+/// Whether `class` is one of `leaking`: equal to one, or a hidden class it names the prefix
+/// of (a lambda's class is `Live$$Lambda$2.0x…` on JDK 17 and `Live$$Lambda/0x…` on JDK 25).
+fn is_leaking(class: &str, leaking: &[&str]) -> bool {
+    leaking.iter().any(|l| {
+        class == *l || class.strip_prefix(l).is_some_and(|rest| rest.starts_with('$') || rest.starts_with('/'))
+    })
+}
+
+/// As for dumps: a leaking class is the first candidate, or in its slice, or the first
+/// candidate is in a leaking class's slice, or both grow in the same containers (a map's
 /// keys and values); and that structure's slice names `holder`.
-fn assert_found(report: &Value, leaking: &str, holder: &str) {
+fn assert_found(report: &Value, leaking: &[&str], holder: &str) {
     let first = &report["candidates"][0];
     assert!(!first.is_null(), "no candidate; notes: {}", report["notes"]);
     let slice_of = |c: &Value| names(&c["slice"]["classes"]);
-    let leak = report["candidates"].as_array().unwrap().iter().find(|c| c["class"] == leaking);
+    let class_of = |c: &Value| c["class"].as_str().unwrap_or_default().to_owned();
+    let leak = report["candidates"].as_array().unwrap().iter().find(|c| is_leaking(&class_of(c), leaking));
     let first_slice = slice_of(first);
     let leak_slice = leak.map(slice_of).unwrap_or_default();
-    let first_class = first["class"].as_str().unwrap().to_owned();
+    let first_class = class_of(first);
     let same_structure = leak.is_some_and(|l| l["same_structure_as"] == first["class"]);
     assert!(
-        first["class"] == leaking
-            || first_slice.iter().any(|c| c == leaking)
+        is_leaking(&first_class, leaking)
+            || first_slice.iter().any(|c| is_leaking(c, leaking))
             || leak_slice.contains(&first_class)
             || same_structure,
-        "{leaking} is neither first, nor in its slice, nor held by it, nor in its structure: candidates {:?}, slice {first_slice:?}",
+        "{leaking:?} are neither first, nor in its slice, nor held by it, nor in its structure: candidates {:?}, slice {first_slice:?}",
         candidates(report)
     );
     assert!(
@@ -130,7 +139,7 @@ fn run_finds_a_map_never_cleaned_on_g1() {
     let dir = compiled(&jdk);
     let db = run(&jdk, dir.path(), "map", "-XX:+UseG1GC", &[]);
     let report = growth(&db);
-    assert_found(&report, "Live$Session", "class Live$SessionStore");
+    assert_found(&report, &["Live$Session"], "class Live$SessionStore");
     // The HTML report of the run shows the same candidates, from the same model.
     let html = dir.path().join("run.html");
     let out = leakscope(&[
@@ -157,7 +166,11 @@ fn run_finds_listeners_never_removed_on_parallel() {
     let jdk = Jdk::default_jdk();
     let dir = compiled(&jdk);
     let db = run(&jdk, dir.path(), "listeners", "-XX:+UseParallelGC", &[]);
-    assert_found(&growth(&db), "Live$Widget", "class Live$EventBus");
+    // The listeners never removed are the lambdas, each holding the widget it captured: both
+    // grow by one object per registration, and their walks agree to the byte. Which of the two
+    // the sampled volumes rank first is chance (the widget's sampled growth read 0.8–3.6 MB in
+    // four runs of the same program); the CI run of stop 30 ranked only the lambda, held by the bus.
+    assert_found(&growth(&db), &["Live$Widget", "Live$$Lambda"], "class Live$EventBus");
 }
 
 #[test]
@@ -165,7 +178,7 @@ fn run_finds_thread_local_accumulation_on_jdk25() {
     let Some(jdk) = Jdk::require25() else { return };
     let dir = compiled(&jdk);
     let db = run(&jdk, dir.path(), "threadlocal", "-XX:+UseG1GC", &[]);
-    assert_found(&growth(&db), "Live$Trace", "java.lang.Thread");
+    assert_found(&growth(&db), &["Live$Trace"], "java.lang.Thread");
 }
 
 #[test]
@@ -189,7 +202,7 @@ fn attach_finds_a_map_never_cleaned_on_jdk25() {
     let Some(jdk) = Jdk::require25() else { return };
     let dir = compiled(&jdk);
     let db = attach(&jdk, dir.path(), "map", "-XX:+UseParallelGC");
-    assert_found(&growth(&db), "Live$Session", "class Live$SessionStore");
+    assert_found(&growth(&db), &["Live$Session"], "class Live$SessionStore");
 }
 
 #[test]
