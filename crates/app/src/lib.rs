@@ -19,6 +19,7 @@ pub mod live;
 pub mod one_dump;
 pub mod schemas;
 pub mod series;
+pub mod share;
 pub mod staleness;
 
 /// What a caller hears while the work runs: progress, and the warnings of what was read.

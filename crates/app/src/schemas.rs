@@ -45,6 +45,8 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
         ("top", document::<report::TopView>()),
         ("jvms", document::<report::JvmList>()),
         ("sql", document::<report::SqlAnswer>()),
+        ("redact", document::<report::RedactReport>()),
+        ("secrets", document::<report::SecretsReport>()),
         ("summary", serde_json::to_value(schemars::schema_for!(growth::HeapSummary)).unwrap_or_default()),
     ]
 }

@@ -90,6 +90,10 @@ enum Command {
     /// kept, with their dominator trees, while the server runs. Read-only: no tool writes a file
     /// or touches a running JVM; strings' text only with --show-values.
     Mcp(cmd::mcp::McpArgs),
+    /// A copy of a dump that can be shared: values masked (equal ones stay equal), analyses unchanged.
+    Redact(cmd::redact::RedactArgs),
+    /// Credentials a dump still holds (keys, tokens, passwords, card numbers), and what holds them.
+    Secrets(cmd::secrets::SecretsArgs),
     /// Per-class and per-reference changes between two heaps.
     Diff(cmd::diff::DiffArgs),
     /// Save a heap's class points-from graph and path tree (about 1 MB) to compare heaps without keeping dumps.
@@ -168,6 +172,8 @@ fn dispatch(command: &Command) -> anyhow::Result<Exit> {
         Command::Check(a) => cmd::check::run(a),
         Command::Stale(a) => cmd::stale::run(a),
         Command::ApiJar(a) => cmd::api_jar::run(a),
+        Command::Redact(a) => cmd::redact::run(a),
+        Command::Secrets(a) => cmd::secrets::run(a),
         Command::Diff(a) => cmd::diff::run(a),
         Command::Summary(a) => cmd::summary::run(a),
         Command::Run(a) => cmd::run::run(a),

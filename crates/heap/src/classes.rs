@@ -134,11 +134,9 @@ pub struct ClassTable {
 
 impl ClassTable {
     /// Builds the table from the class dumps (sorted by id, duplicates dropped with a warning).
-    pub(crate) fn build(
-        ix: &DumpIndex<'_>,
-        mut dumps: Vec<(u64, Box<ClassDump>)>,
-        warnings: &mut Warnings,
-    ) -> ClassTable {
+    /// The snapshot and the census build theirs during their heap pass; a tool that walks the
+    /// records itself (the redactor) builds one from the class dumps it collected.
+    pub fn build(ix: &DumpIndex<'_>, mut dumps: Vec<(u64, Box<ClassDump>)>, warnings: &mut Warnings) -> ClassTable {
         dumps.sort_by_key(|(off, d)| (d.head.class_id, *off));
         let before = dumps.len();
         dumps.dedup_by_key(|(_, d)| d.head.class_id);

@@ -38,6 +38,7 @@ pub use cpfg::{ClassEdge, ClassGraph, Referrer};
 pub use error::Error;
 /// A static field or constant value, as the dump writes it.
 pub use hprof::{BasicType, RootKind, Value};
+pub use index::{DumpIndex, Segment};
 pub use layout::{LayoutSpec, VmLayout};
 pub use live::{Live, PathNode, Via};
 pub use loaders::{loader_groups, LoaderGroup};

@@ -551,6 +551,18 @@ impl Snapshot {
         }
     }
 
+    /// A primitive array's element type and its contents as the dump holds them (big-endian
+    /// elements); `None` for other objects.
+    pub fn primitive_array(&self, o: ObjIdx) -> Option<(hprof::BasicType, &[u8])> {
+        if self.mirror_class(o).is_some() {
+            return None;
+        }
+        match read_at(self.dump.data(), self.offsets.get(o.index()), self.census.header.id_size)? {
+            SubRecord::PrimArray { elem, data, .. } => Some((elem, data)),
+            _ => None,
+        }
+    }
+
     /// The object a reference field of `o` points to, if not null and in the dump.
     pub fn field_object(&self, o: ObjIdx, name: &str) -> Option<ObjIdx> {
         match self.field(o, name)? {

@@ -12,6 +12,7 @@ mod object;
 mod paths;
 mod retention;
 mod roots;
+mod share;
 mod stale;
 mod suspects;
 mod top;

@@ -123,6 +123,7 @@ fn tomcat_sessions_and_an_audit_map(jdk: Option<Jdk>) {
     assert_workbench_on_tomcat(dumps.last().unwrap().to_str().unwrap());
     assert_sql_on_tomcat(&dumps);
     crate::mcp::assert_mcp_on_tomcat(&dumps);
+    crate::share::assert_redaction_keeps_the_analysis(&jdk, &dumps);
 }
 
 /// SQL on Tomcat's heaps: the last one's answers equal the other commands', and the series

@@ -17,6 +17,7 @@ mod mcp;
 mod report;
 mod retention;
 mod serve;
+mod share;
 mod sql;
 mod stale;
 mod support;

@@ -1,0 +1,249 @@
+//! Sharing a dump safely: `redact` writes a copy without the program's data, `secrets` says
+//! which credentials a dump still holds and what holds them.
+
+use std::io::Write;
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use heap::{BasicType, ObjIdx, Snapshot};
+use redact::secrets::{self, Confidence};
+
+use crate::{open_dump, Error, ReadSettings, Reporter, Result};
+
+/// Writes a redacted copy of the dump at `input` to `output` (gzip-compressed with `gzip`),
+/// through a temporary file beside it that is renamed only once the copy is complete.
+pub fn redact_file(
+    input: &Path,
+    output: &Path,
+    opts: &redact::Options,
+    gzip: bool,
+    settings: &ReadSettings,
+    reporter: &dyn Reporter,
+) -> Result<report::RedactReport> {
+    if std::fs::canonicalize(input).ok().is_some_and(|i| std::fs::canonicalize(output).ok() == Some(i)) {
+        return Err(Error::Usage(format!(
+            "{} is the input: write the redacted copy to another file",
+            output.display()
+        )));
+    }
+    let dump = open_dump(input, settings)?;
+    let dir = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let io = |source| Error::Io { path: output.to_owned(), source };
+    let partial = tempfile::Builder::new().prefix(".leakscope-redact-").tempfile_in(dir).map_err(io)?;
+    let (summary, warnings) = {
+        let file = std::io::BufWriter::with_capacity(1 << 20, partial.as_file());
+        let result = if gzip {
+            let mut gz = ParallelGzip::new(file);
+            let r = redact::redact(&dump, &mut gz, opts, reporter);
+            r.and_then(|r| gz.finish().map(|_| r).map_err(redact::Error::Write))
+        } else {
+            let mut file = file;
+            redact::redact(&dump, &mut file, opts, reporter)
+        };
+        result.map_err(|e| match e {
+            redact::Error::Heap(source) => Error::Dump { path: input.to_owned(), source },
+            redact::Error::Write(source) => io(source),
+        })?
+    };
+    partial.as_file().sync_all().map_err(io)?;
+    partial.persist(output).map_err(|e| io(e.error))?;
+    reporter.warnings(&warnings);
+    Ok(report::RedactReport {
+        input: input.display().to_string(),
+        output: output.display().to_string(),
+        mode: match opts.mode {
+            redact::Mode::Mask(_) => "mask".into(),
+            redact::Mode::Zero => "zero".into(),
+        },
+        gzip,
+        arrays: summary.arrays,
+        array_bytes: summary.array_bytes,
+        kept_arrays: summary.kept_arrays,
+        string_hashes: summary.string_hashes,
+        fields: summary.fields,
+        bytes: summary.bytes,
+    })
+}
+
+/// Bytes per gzip member: HotSpot's `-gz` writes members of 1 MiB too, and leakscope's reader
+/// unpacks such members in parallel.
+const MEMBER: usize = 1 << 20;
+
+/// A gzip writer that compresses members of [`MEMBER`] bytes on every core (level 1, as
+/// `jcmd GC.heap_dump -gz=1`), written in order: one stream of members is valid gzip.
+struct ParallelGzip<W: Write> {
+    out: W,
+    pending: Vec<Vec<u8>>,
+    current: Vec<u8>,
+}
+
+impl<W: Write> ParallelGzip<W> {
+    fn new(out: W) -> Self {
+        ParallelGzip { out, pending: Vec::new(), current: Vec::with_capacity(MEMBER) }
+    }
+
+    fn flush_members(&mut self) -> std::io::Result<()> {
+        let members: Vec<std::io::Result<Vec<u8>>> = std::mem::take(&mut self.pending)
+            .into_par_iter()
+            .map(|block| {
+                let mut gz =
+                    flate2::write::GzEncoder::new(Vec::with_capacity(block.len() / 3), flate2::Compression::fast());
+                gz.write_all(&block)?;
+                gz.finish()
+            })
+            .collect();
+        for m in members {
+            self.out.write_all(&m?)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        if !self.current.is_empty() {
+            self.pending.push(std::mem::take(&mut self.current));
+        }
+        self.flush_members()?;
+        self.out.flush()
+    }
+}
+
+impl<W: Write> Write for ParallelGzip<W> {
+    fn write(&mut self, mut buf: &[u8]) -> std::io::Result<usize> {
+        let n = buf.len();
+        while !buf.is_empty() {
+            let take = (MEMBER - self.current.len()).min(buf.len());
+            self.current.extend_from_slice(&buf[..take]);
+            buf = &buf[take..];
+            if self.current.len() == MEMBER {
+                self.pending.push(std::mem::replace(&mut self.current, Vec::with_capacity(MEMBER)));
+                if self.pending.len() >= 4 * rayon::current_num_threads().max(1) {
+                    self.flush_members()?;
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Longest text searched per object: credentials sit in short strings, and a megabyte of a
+/// buffer is enough to find one that starts it.
+const MAX_TEXT: usize = 1 << 20;
+
+/// The credentials in the dump at `path`, at or above `min`, with what holds each.
+pub fn find_secrets(
+    path: &Path,
+    min: Confidence,
+    settings: &ReadSettings,
+    reporter: &dyn Reporter,
+) -> Result<report::SecretsReport> {
+    let snap = crate::load_snapshot(path, settings, reporter)?;
+    Ok(secrets_in(&snap, min, reporter))
+}
+
+/// The credentials in a snapshot, at or above `min`.
+pub fn secrets_in(s: &Snapshot, min: Confidence, reporter: &dyn Reporter) -> report::SecretsReport {
+    let strings: Vec<heap::ClassIdx> = s.classes().find_all("java.lang.String").collect();
+    let is_string = |o: ObjIdx| strings.contains(&s.class_of(o)) && s.mirror_class(o).is_none();
+    // A string's array is searched as the string's text, not again on its own.
+    let mut string_arrays: Vec<ObjIdx> =
+        s.objects().par_bridge().filter(|&o| is_string(o)).filter_map(|o| s.field_object(o, "value")).collect();
+    string_arrays.par_sort_unstable();
+    let n = s.object_count();
+    reporter.start("searching strings and arrays for credentials", n);
+    let found: Vec<(ObjIdx, &'static str, String, secrets::Hit)> = (0..n)
+        .into_par_iter()
+        .flat_map_iter(|i| {
+            if i % 65536 == 0 {
+                reporter.advance(65536.min(n - i));
+            }
+            let o = ObjIdx(i);
+            let text = if is_string(o) {
+                s.string_value(o, MAX_TEXT)
+                    .map(|t| (if t.chars().all(|c| (c as u32) < 256) { "latin-1" } else { "utf-16" }, t))
+            } else if string_arrays.binary_search(&o).is_err() {
+                s.primitive_array(o).and_then(|(elem, data)| array_text(elem, data))
+            } else {
+                None
+            };
+            let hits = text.map(|(enc, t)| (enc, secrets::find(&t), t));
+            hits.into_iter().flat_map(move |(enc, hits, t)| hits.into_iter().map(move |h| (o, enc, t.clone(), h)))
+        })
+        .collect();
+    reporter.finish();
+    let searched =
+        s.objects().filter(|&o| is_string(o) || s.primitive_array(o).is_some_and(|(e, _)| is_text_array(e))).count()
+            as u64
+            - string_arrays.len() as u64;
+    let below = found.iter().filter(|f| f.3.confidence < min).count() as u64;
+    let mut listed: Vec<_> = found.into_iter().filter(|f| f.3.confidence >= min).collect();
+    listed.sort_by(|a, b| b.3.confidence.cmp(&a.3.confidence).then(a.3.kind.cmp(&b.3.kind)).then(a.0.cmp(&b.0)));
+    let paths = (!listed.is_empty()).then(|| analysis::PathFinder::new(s, reporter));
+    let findings: Vec<report::SecretFinding> = listed
+        .iter()
+        .map(|(o, enc, text, hit)| {
+            let path = paths.as_ref().and_then(|p| p.path(*o));
+            let owner = path.as_ref().and_then(|p| {
+                let n = p.steps.len();
+                (n >= 2).then(|| report::SecretOwner {
+                    id: report::ObjectId(s.address(p.steps[n - 2].object)),
+                    class: s.type_label(p.steps[n - 2].object),
+                    field: p.steps[n - 1].field.clone().unwrap_or_default(),
+                })
+            });
+            report::SecretFinding {
+                kind: hit.kind.name().into(),
+                confidence: hit.confidence.name().into(),
+                object: report::ObjectId(s.address(*o)),
+                class: s.type_label(*o),
+                encoding: (*enc).into(),
+                owner,
+                path: path.map(|p| report::PathEntry::new(p.root.to_report(), analysis::report_steps(s, &p.steps), 1)),
+                excerpt: hit.excerpt(text),
+            }
+        })
+        .collect();
+    let mut by_kind: Vec<report::KindCount> = Vec::new();
+    for f in &findings {
+        match by_kind.iter_mut().find(|k| k.kind == f.kind) {
+            Some(k) => k.count += 1,
+            None => by_kind.push(report::KindCount { kind: f.kind.clone(), count: 1 }),
+        }
+    }
+    report::SecretsReport {
+        findings,
+        min_confidence: min.name().into(),
+        below_min_confidence: below,
+        texts_searched: searched,
+        by_kind,
+    }
+}
+
+fn is_text_array(elem: BasicType) -> bool {
+    matches!(elem, BasicType::Char | BasicType::Byte)
+}
+
+/// A `char[]` as UTF-16, a `byte[]` as UTF-8 when it is valid UTF-8, else as Latin-1.
+fn array_text(elem: BasicType, data: &[u8]) -> Option<(&'static str, String)> {
+    if data.len() < secrets::MIN_TEXT {
+        return None;
+    }
+    match elem {
+        BasicType::Char => {
+            let units = data[..data.len().min(2 * MAX_TEXT)].chunks_exact(2).map(|b| u16::from_be_bytes([b[0], b[1]]));
+            Some(("utf-16", char::decode_utf16(units).map(|c| c.unwrap_or('\u{fffd}')).collect()))
+        }
+        BasicType::Byte => {
+            let data = &data[..data.len().min(MAX_TEXT)];
+            match std::str::from_utf8(data) {
+                Ok(t) => Some(("utf-8", t.to_string())),
+                Err(_) => Some(("latin-1", data.iter().map(|&b| char::from(b)).collect())),
+            }
+        }
+        _ => None,
+    }
+}
