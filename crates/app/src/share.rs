@@ -17,6 +17,7 @@ pub fn redact_file(
     input: &Path,
     output: &Path,
     opts: &redact::Options,
+    names_map: Option<&Path>,
     gzip: bool,
     settings: &ReadSettings,
     reporter: &dyn Reporter,
@@ -44,8 +45,14 @@ pub fn redact_file(
         result.map_err(|e| match e {
             redact::Error::Heap(source) => Error::Dump { path: input.to_owned(), source },
             redact::Error::Write(source) => io(source),
+            e @ redact::Error::Collision(..) => Error::Usage(e.to_string()),
         })?
     };
+    if let Some(path) = names_map {
+        let map = serde_json::json!({ "pseudonyms": summary.pseudonyms });
+        let text = serde_json::to_string_pretty(&map).expect("a map of strings");
+        std::fs::write(path, text + "\n").map_err(|source| Error::Io { path: path.to_owned(), source })?;
+    }
     partial.as_file().sync_all().map_err(io)?;
     partial.persist(output).map_err(|e| io(e.error))?;
     reporter.warnings(&warnings);
@@ -62,6 +69,9 @@ pub fn redact_file(
         kept_arrays: summary.kept_arrays,
         string_hashes: summary.string_hashes,
         fields: summary.fields,
+        symbols_dropped: summary.symbols_dropped,
+        pseudonyms: summary.pseudonyms.len() as u64,
+        names_map: names_map.map(|p| p.display().to_string()),
         bytes: summary.bytes,
     })
 }

@@ -9,6 +9,7 @@
 //! finds the credentials a dump still holds.
 
 pub mod mask;
+mod names;
 mod plan;
 pub mod secrets;
 
@@ -43,6 +44,9 @@ pub struct Options {
     pub fields: Vec<BasicType>,
     /// Thread names are masked too (by default they stay: analyses name threads by them).
     pub mask_thread_names: bool,
+    /// With a key: the application's class, field and method names are replaced by
+    /// pseudonyms under it (`--names`); the JDK's and known frameworks' stay.
+    pub names: Option<Key>,
 }
 
 /// What a redaction did.
@@ -59,7 +63,12 @@ pub struct Summary {
     pub string_hashes: u64,
     /// Primitive fields replaced (instance and static).
     pub fields: u64,
-    /// Bytes read and written (equal: nothing changes size).
+    /// Symbols (UTF8 records) left out: referenced by no record, such as the string
+    /// literals of every loaded class, which HotSpot writes with its whole symbol table.
+    pub symbols_dropped: u64,
+    /// Pseudonym → the identifier it replaces (`--names`; empty otherwise).
+    pub pseudonyms: std::collections::BTreeMap<String, String>,
+    /// Bytes read.
     pub bytes: u64,
 }
 
@@ -72,6 +81,9 @@ pub enum Error {
     /// Writing the copy failed.
     #[error("cannot write the redacted dump: {0}")]
     Write(#[from] std::io::Error),
+    /// Two identifiers got one pseudonym (about 2^-50 per pair): a different key avoids it.
+    #[error("the pseudonyms of `{0}` and `{1}` collide under this key; redact with another key")]
+    Collision(String, String),
 }
 
 /// Bytes of heap records patched per parallel task.
@@ -87,7 +99,7 @@ pub fn redact(
     let data = dump.data();
     let ix = DumpIndex::build(data, &|_, _| {})?;
     progress.start("deciding what to replace", 0);
-    let plan = Plan::build(data, &ix, opts);
+    let plan = Plan::build(data, &ix, opts).map_err(|c| Error::Collision(c.0, c.1))?;
     progress.finish();
     let masker = match &opts.mode {
         Mode::Mask(key) => Some(Masker::new(key.clone())),
@@ -97,31 +109,47 @@ pub fn redact(
     let mut summary = Summary::default();
     progress.start("writing the redacted dump", data.len() as u64);
     out.write_all(&data[..ix.header.len])?;
+    let mut added = hprof::Writer::new(ix.header.id_size);
+    plan.symbols.write_added(&mut added);
+    out.write_all(&added.buf)?;
     let mut written = ix.header.len;
+    // Records are gathered until enough heap bytes wait to keep every core busy (HotSpot
+    // writes segments of 1 MiB: one at a time left one core patching), patched in parallel
+    // and written in order.
+    let mut pending: Vec<Piece<'_>> = Vec::new();
+    let mut pending_heap = 0usize;
+    let batch = rayon::current_num_threads().max(1) * 4 * CHUNK;
     for rec in Records::new(data, ix.header.len) {
         let Ok(rec) = rec else { break };
         let end = rec.body_offset() as usize + rec.body.len();
         match rec.parse(ix.header.id_size) {
             Ok(Record::HeapDump { body, offset }) => {
-                out.write_all(&data[rec.offset as usize..offset as usize])?;
-                for batch in chunks(body, offset, ix.header.id_size).chunks(rayon::current_num_threads().max(1) * 2) {
-                    let done: Vec<(Vec<u8>, Summary)> = batch.par_iter().map(|c| patcher.patch(c)).collect();
-                    for (bytes, s) in done {
-                        out.write_all(&bytes)?;
-                        summary.add(&s);
-                    }
+                pending.push(Piece::Copy(&data[rec.offset as usize..offset as usize]));
+                for c in chunks(body, offset, ix.header.id_size) {
+                    pending_heap += c.bytes.len();
+                    pending.push(Piece::Heap(c));
                 }
             }
-            _ => out.write_all(&data[rec.offset as usize..end])?,
+            _ => match plan.symbols.record(&rec, ix.header.id_size) {
+                None => summary.symbols_dropped += 1,
+                Some(Some(bytes)) => pending.push(Piece::Owned(bytes)),
+                Some(None) => pending.push(Piece::Copy(&data[rec.offset as usize..end])),
+            },
+        }
+        if pending_heap >= batch {
+            write_pieces(&mut pending, &patcher, out, &mut summary)?;
+            pending_heap = 0;
         }
         progress.advance((end - written) as u64);
         written = end;
     }
+    write_pieces(&mut pending, &patcher, out, &mut summary)?;
     // A truncated tail (a record head cut short) is copied as it is.
     out.write_all(&data[written..])?;
     out.flush()?;
     progress.finish();
     summary.bytes = data.len() as u64;
+    summary.pseudonyms = plan.symbols.pseudonyms.clone();
     let mut warnings = ix.warnings;
     warnings.merge(plan.warnings);
     Ok((summary, warnings))
@@ -137,6 +165,44 @@ impl Summary {
     }
 }
 
+/// Part of the copy, in file order.
+enum Piece<'a> {
+    /// Bytes copied as they are.
+    Copy(&'a [u8]),
+    /// Bytes that replace a record.
+    Owned(Vec<u8>),
+    /// Heap sub-records to patch.
+    Heap(Chunk<'a>),
+}
+
+/// Patches the pending heap chunks on every core and writes all pieces in order.
+fn write_pieces(
+    pending: &mut Vec<Piece<'_>>,
+    patcher: &Patcher<'_>,
+    out: &mut dyn Write,
+    summary: &mut Summary,
+) -> std::io::Result<()> {
+    let patched: Vec<Option<(Vec<u8>, Summary)>> = pending
+        .par_iter()
+        .map(|p| match p {
+            Piece::Heap(c) => Some(patcher.patch(c)),
+            _ => None,
+        })
+        .collect();
+    for (piece, done) in pending.drain(..).zip(patched) {
+        match (piece, done) {
+            (Piece::Copy(b), _) => out.write_all(b)?,
+            (Piece::Owned(b), _) => out.write_all(&b)?,
+            (Piece::Heap(_), Some((bytes, s))) => {
+                out.write_all(&bytes)?;
+                summary.add(&s);
+            }
+            (Piece::Heap(_), None) => unreachable!("every heap piece is patched"),
+        }
+    }
+    Ok(())
+}
+
 /// A run of whole sub-records: its bytes and their absolute offset.
 struct Chunk<'a> {
     bytes: &'a [u8],
@@ -145,6 +211,9 @@ struct Chunk<'a> {
 
 /// Splits a heap dump body at sub-record boundaries into runs of about [`CHUNK`] bytes.
 fn chunks(body: &[u8], offset: u64, id_size: hprof::IdSize) -> Vec<Chunk<'_>> {
+    if body.len() <= CHUNK {
+        return vec![Chunk { bytes: body, offset }];
+    }
     let mut out = Vec::new();
     let (mut start, mut subs) = (0usize, SubRecords::new(body, offset, id_size));
     loop {
@@ -223,6 +292,7 @@ impl Patcher<'_> {
                     if plan.is_some_and(|p| p.kept) {
                         continue;
                     }
+                    let renamed = self.plan.symbols.rename_fields(&mut c);
                     let mut changed = 0;
                     for st in &mut c.statics {
                         if let hprof::Value::Primitive(ty, raw) = st.value {
@@ -233,7 +303,7 @@ impl Patcher<'_> {
                             }
                         }
                     }
-                    if changed > 0 {
+                    if changed > 0 || renamed {
                         let mut w = hprof::Writer::new(self.id_size);
                         SubRecord::Class(c).write(&mut w);
                         out[rel..rel + w.buf.len()].copy_from_slice(&w.buf);

@@ -22,6 +22,7 @@ use siphasher::sip128::{Hasher128, SipHasher13};
 pub struct Key {
     sip: [u8; 16],
     stream: [u8; 32],
+    names: [u8; 32],
 }
 
 impl std::fmt::Debug for Key {
@@ -52,7 +53,13 @@ impl Key {
         Key {
             sip: sip[..16].try_into().expect("16 of 32 bytes"),
             stream: blake3::derive_key("leakscope redact stream v1", master),
+            names: blake3::derive_key("leakscope redact names v1", master),
         }
+    }
+
+    /// The key of the pseudonyms of names (`--names`).
+    pub(crate) fn names(&self) -> &[u8; 32] {
+        &self.names
     }
 }
 

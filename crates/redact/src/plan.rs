@@ -9,6 +9,7 @@ use rustc_hash::FxHashSet;
 use heap::{ClassIdx, ClassTable, DumpIndex, Warnings};
 
 use crate::mask::Units;
+use crate::names::{Collision, Symbols};
 use crate::Options;
 
 /// Reference fields whose strings are the program's configuration, not its users' data, and
@@ -61,6 +62,8 @@ pub(crate) struct Plan {
     pub utf16: FxHashSet<u64>,
     /// Types of primitive fields replaced (`--fields`), statics included.
     pub field_types: Vec<BasicType>,
+    /// Which symbols are written, and the application's names renamed (`--names`).
+    pub symbols: Symbols,
     /// Problems met while reading.
     pub warnings: Warnings,
 }
@@ -85,16 +88,27 @@ pub(crate) fn walk<T: Send + Default>(
 }
 
 impl Plan {
-    pub(crate) fn build(data: &[u8], ix: &DumpIndex<'_>, opts: &Options) -> Plan {
+    pub(crate) fn build(data: &[u8], ix: &DumpIndex<'_>, opts: &Options) -> Result<Plan, Collision> {
         let id_size = ix.header.id_size;
-        let dumps: Vec<(u64, Box<hprof::ClassDump>)> = walk(data, ix, |acc: &mut Vec<_>, at, sub| {
-            if let SubRecord::Class(c) = sub {
-                acc.push((at, c));
-            }
-        })
-        .into_iter()
-        .flatten()
-        .collect();
+        #[derive(Default)]
+        struct Dumps {
+            classes: Vec<(u64, Box<hprof::ClassDump>)>,
+            heap_names: Vec<u64>,
+        }
+        let (mut dumps, mut heap_names) = (Vec::new(), Vec::new());
+        for d in walk(data, ix, |acc: &mut Dumps, at, sub| match sub {
+            SubRecord::Class(c) => acc.classes.push((at, c)),
+            SubRecord::HeapDumpInfo(info) => acc.heap_names.push(info.name_id),
+            _ => {}
+        }) {
+            dumps.extend(d.classes);
+            heap_names.extend(d.heap_names);
+        }
+        let kept = |java: &str| {
+            growth::structures::is_platform_class(java.trim_end_matches("[]")) || matches_keep(&opts.keep, java)
+        };
+        let names = opts.names.as_ref().map(|k| (k.names(), &kept as &dyn Fn(&str) -> bool));
+        let symbols = Symbols::build(data, ix, &dumps, &heap_names, names)?;
         let mut warnings = Warnings::default();
         let classes = ClassTable::build(ix, dumps.clone(), &mut warnings);
         let per_class: Vec<ClassPlan> = classes.iter().map(|(c, _)| class_plan(&classes, c, opts, id_size)).collect();
@@ -156,7 +170,16 @@ impl Plan {
             kept_shapes.insert((elem, key.len() - 1));
             kept_values.insert(key);
         }
-        Plan { classes, per_class, kept_values, kept_shapes, utf16, field_types: opts.fields.clone(), warnings }
+        Ok(Plan {
+            classes,
+            per_class,
+            kept_values,
+            kept_shapes,
+            utf16,
+            field_types: opts.fields.clone(),
+            symbols,
+            warnings,
+        })
     }
 }
 

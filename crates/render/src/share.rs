@@ -19,7 +19,20 @@ impl crate::Text for RedactReport {
             thousands(self.string_hashes)
         );
         let _ = writeln!(o, "left readable: {} arrays (thread names, --keep)", thousands(self.kept_arrays));
-        let _ = writeln!(o, "records, ids, classes, sizes and references unchanged ({} bytes)", thousands(self.bytes));
+        if self.pseudonyms > 0 {
+            let map = self
+                .names_map
+                .as_deref()
+                .map_or_else(|| "no mapping written".to_owned(), |m| format!("mapping in {m}"));
+            let _ = writeln!(o, "names: {} identifiers replaced by pseudonyms ({map})", thousands(self.pseudonyms));
+        }
+        let _ = writeln!(
+            o,
+            "left out: {} symbols nothing references (the literals of loaded code)",
+            thousands(self.symbols_dropped)
+        );
+        let _ =
+            writeln!(o, "objects, ids, classes, sizes and references unchanged ({} bytes read)", thousands(self.bytes));
         o
     }
 }

@@ -25,7 +25,14 @@ pub struct RedactReport {
     pub string_hashes: u64,
     /// Primitive fields replaced (`--fields`), static and instance.
     pub fields: u64,
-    /// Uncompressed bytes read and written (the same: nothing changes size).
+    /// Symbols (UTF8 records) referenced by no record, left out: HotSpot writes its whole
+    /// symbol table, with the string literals of every loaded class.
+    pub symbols_dropped: u64,
+    /// Identifiers replaced by pseudonyms (`--names`).
+    pub pseudonyms: u64,
+    /// The mapping from pseudonyms to names, when one was asked for (`--names-map`).
+    pub names_map: Option<String>,
+    /// Uncompressed bytes read (the copy is as long, less the symbols left out).
     pub bytes: u64,
 }
 

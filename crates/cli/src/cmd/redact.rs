@@ -13,10 +13,12 @@ use crate::progress::Bar;
 
 /// Write a copy of a heap dump without the program's data, for someone who may not see it.
 ///
-/// The copy has the same records, object ids, classes, field names, sizes and references, so
-/// every analysis (histogram, dominators, suspects, growth, paths) gives the same answer on
-/// it. What changes are values: the contents of every primitive array (so the text of every
-/// String, char[] and byte[]), and with --fields primitive fields too.
+/// The copy has the same objects, ids, classes, sizes and references, so every analysis
+/// (histogram, dominators, suspects, growth, paths) gives the same answer on it. What changes
+/// are values: the contents of every primitive array (so the text of every String, char[] and
+/// byte[]), and with --fields primitive fields too. Symbols that no record references are
+/// left out: HotSpot writes its whole symbol table, with the string literals of all loaded
+/// code (a password written in the source is one).
 ///
 /// By default each value is replaced by its image under a secret key, of the same length and
 /// type (text stays printable text): equal values stay equal and different values stay
@@ -26,8 +28,8 @@ use crate::progress::Bar;
 /// 1,000 times. --zero writes zeros instead, as other tools do (then all text of one length is
 /// the same text).
 ///
-/// Left readable: class, field and method names, and thread names (analyses name threads by
-/// them; --mask-thread-names masks them too). A String's cached hash code is reset to "not
+/// Left readable: class, field and method names (--names replaces the application's), and
+/// thread names (analyses name threads by them; --mask-thread-names masks them too). A String's cached hash code is reset to "not
 /// computed", because it is a function of the text. Reads gzip; writes gzip when OUT ends in
 /// .gz or with --gzip. The copy is written beside OUT and renamed when complete.
 #[derive(Debug, Args)]
@@ -38,6 +40,8 @@ use crate::progress::Bar;
   leakscope redact day1.hprof.gz -o day1-shared.hprof.gz --key-file redact.key
   # the strings of a package stay readable; numbers are masked too
   leakscope redact app.hprof -o out.hprof --keep com.acme --fields numbers
+  # the application's names too, with the mapping kept back home
+  leakscope redact app.hprof -o out.hprof --names --names-map names.json
   # check what is left
   leakscope secrets out.hprof")]
 pub struct RedactArgs {
@@ -51,7 +55,8 @@ pub struct RedactArgs {
     pub zero: bool,
     /// A file whose contents (at least 16 bytes: random bytes or a long passphrase) are the
     /// key, so that dumps redacted with it can be compared [default: a random key, used once].
-    #[arg(long, value_name = "FILE", conflicts_with = "zero")]
+    /// With --zero it keys only the pseudonyms of --names.
+    #[arg(long, value_name = "FILE")]
     pub key_file: Option<PathBuf>,
     /// A class (its Java name) or package whose instances stay readable, with the strings and
     /// arrays their fields (and its static fields) reference; values equal to those stay
@@ -65,6 +70,17 @@ pub struct RedactArgs {
     /// Mask thread names too (they stay readable by default).
     #[arg(long)]
     pub mask_thread_names: bool,
+    /// Replace the application's class, field and method names (and source file names) by
+    /// pseudonyms, the same identifier by the same pseudonym (`com.acme.Order` becomes
+    /// `com.nq4…​.Cb7…`), under the key, so one --key-file gives the same pseudonyms in every
+    /// dump. Names of the JDK and of known frameworks (Tomcat, Jetty, Spring, Netty…) stay, as
+    /// do their packages. Masks thread names too.
+    #[arg(long)]
+    pub names: bool,
+    /// Write the mapping from pseudonyms to names to FILE (JSON), to read results of the copy.
+    /// Keep it where the dump is: it undoes --names.
+    #[arg(long, value_name = "FILE", requires = "names")]
+    pub names_map: Option<PathBuf>,
     /// Compress the copy with gzip [default: when OUT ends in .gz].
     #[arg(long)]
     pub gzip: bool,
@@ -74,7 +90,7 @@ pub struct RedactArgs {
     /// No progress bar on stderr.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Print one JSON document: {"input","output","mode","gzip","arrays","array_bytes","kept_arrays","string_hashes","fields","bytes"}.
+    /// Print one JSON document: {"input","output","mode","gzip","arrays","array_bytes","kept_arrays","string_hashes","fields","symbols_dropped","pseudonyms","names_map","bytes"}.
     #[arg(long)]
     pub json: bool,
 }
@@ -106,10 +122,11 @@ impl FieldKind {
 
 /// Runs the command.
 pub fn run(args: &RedactArgs) -> anyhow::Result<Exit> {
-    let mode = if args.zero {
-        redact::Mode::Zero
-    } else {
-        let key = match &args.key_file {
+    if args.zero && !args.names && args.key_file.is_some() {
+        bail!("--key-file keys the masks and the pseudonyms: with --zero and without --names there is nothing to key");
+    }
+    let key = || -> anyhow::Result<redact::Key> {
+        Ok(match &args.key_file {
             Some(path) => {
                 let secret = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
                 match redact::Key::from_secret(&secret) {
@@ -123,17 +140,29 @@ pub fn run(args: &RedactArgs) -> anyhow::Result<Exit> {
                 }
             }
             None => redact::Key::random().context("cannot get a random key from the system")?,
-        };
-        redact::Mode::Mask(key)
+        })
+    };
+    let mode = if args.zero { redact::Mode::Zero } else { redact::Mode::Mask(key()?) };
+    let names = match (&mode, args.names) {
+        (_, false) => None,
+        (redact::Mode::Mask(k), true) => Some(k.clone()),
+        (redact::Mode::Zero, true) => Some(key()?),
     };
     let mut fields: Vec<heap::BasicType> = args.fields.iter().flat_map(|k| k.types().iter().copied()).collect();
     fields.sort_by_key(|t| t.code());
     fields.dedup();
-    let opts = redact::Options { mode, keep: args.keep.clone(), fields, mask_thread_names: args.mask_thread_names };
+    let opts = redact::Options {
+        mode,
+        keep: args.keep.clone(),
+        fields,
+        mask_thread_names: args.mask_thread_names || args.names,
+        names,
+    };
     let gzip = args.gzip || args.output.extension().is_some_and(|e| e == "gz");
     let settings = app::ReadSettings { tmp_dir: args.tmp_dir.clone(), ..Default::default() };
     let bar = Bar::new(args.quiet);
-    let report = app::share::redact_file(&args.dump, &args.output, &opts, gzip, &settings, &bar)?;
+    let report =
+        app::share::redact_file(&args.dump, &args.output, &opts, args.names_map.as_deref(), gzip, &settings, &bar)?;
     drop(bar);
     dump_args::emit(args.json, &report, |r| r.to_text())
 }

@@ -90,6 +90,29 @@ fn planted_credentials_are_found_and_redaction_removes_them(jdk: Option<Jdk>) {
         assert_eq!(after["findings"], serde_json::json!([]), "{}", copy.display());
         assert_eq!(after["texts_searched"], report["texts_searched"]);
     }
+    // A password that only the code holds is in the symbol table, which the copies leave out.
+    let literal: &[u8] = b"literal-only-Fallback-Passw0rd-4c1d";
+    assert!(contains(&std::fs::read(dump).unwrap(), literal), "the literal is among the dump's symbols");
+    assert!(!contains(&std::fs::read(&masked).unwrap(), literal), "the literal is left out of the copy");
+
+    // --names: the application's names are pseudonyms, the mapping gives them back.
+    let (named, map) = (dir.path().join("named.hprof"), dir.path().join("names.json"));
+    let (named, map) = (named.to_str().unwrap(), map.to_str().unwrap());
+    let r = run(&["redact", "--quiet", "--json", dump, "-o", named, "--names", "--names-map", map, "--zero"], 0);
+    assert!(r["pseudonyms"].as_u64().unwrap() >= 5, "{r}");
+    let bytes = std::fs::read(named).unwrap();
+    for name in ["Secrets$Config", "Secrets.java", "jdbcUrl", "PLANTED", "fallbackPassword"] {
+        assert!(!contains(&bytes, name.as_bytes()), "{name} is in the copy");
+    }
+    let map = names_map(map);
+    for name in ["Secrets", "Config", "jdbcUrl", "PLANTED", "DECOYS"] {
+        assert!(map.values().any(|v| v == name), "{name} has no pseudonym: {map:?}");
+    }
+    assert!(contains(&bytes, b"java/util/ArrayList"), "JDK names stay");
+    let of = |d: &str| json(&["histogram", "--quiet", "--json", "--top", "0", d]);
+    assert_eq!(unnamed(of(named), &map), of(dump));
+    assert_eq!(run(&["secrets", "--quiet", "--json", named], 0)["findings"], serde_json::json!([]));
+
     // --keep leaves a class's strings readable, and so its credential.
     let kept = dir.path().join("kept.hprof");
     run(&["redact", "--quiet", dump, "-o", kept.to_str().unwrap(), "--keep", "Secrets$Config"], 0);
@@ -107,6 +130,62 @@ fn planted_credentials_are_found_and_redaction_removes_them_on_jdk17() {
 #[test]
 fn planted_credentials_are_found_and_redaction_removes_them_on_jdk25() {
     planted_credentials_are_found_and_redaction_removes_them(Jdk::require25());
+}
+
+/// `v` without file offsets in its text ("first at offset 23134515"): the copy leaves out
+/// the symbols nothing references, so what follows them moves up.
+fn without_offsets(v: Value) -> Value {
+    let re = regex::Regex::new(r"offset \d+").unwrap();
+    map_strings(v, &|s| re.replace_all(s, "offset _").into_owned())
+}
+
+/// `v` with `f` applied to every string in it.
+fn map_strings(v: Value, f: &dyn Fn(&str) -> String) -> Value {
+    match v {
+        Value::String(s) => Value::String(f(&s)),
+        Value::Array(a) => Value::Array(a.into_iter().map(|x| map_strings(x, f)).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, x)| (k, map_strings(x, f))).collect()),
+        other => other,
+    }
+}
+
+/// Equal but for the order of rows that tie on every number and differ in names, which
+/// sort otherwise under pseudonyms: the same rows, and the same numbers in the same order.
+fn assert_same_modulo_ties(a: Value, b: Value, what: &str) {
+    fn sorted(v: Value) -> Value {
+        match v {
+            Value::Array(a) => {
+                let mut a: Vec<Value> = a.into_iter().map(sorted).collect();
+                a.sort_by_key(|x| x.to_string());
+                Value::Array(a)
+            }
+            Value::Object(o) => Value::Object(o.into_iter().map(|(k, x)| (k, sorted(x))).collect()),
+            other => other,
+        }
+    }
+    let numbers = |v: &Value| map_strings(v.clone(), &|_| String::new());
+    assert_eq!(numbers(&a), numbers(&b), "{what}: the numbers in order");
+    assert_eq!(sorted(a), sorted(b), "{what}: the rows");
+}
+
+/// Whether `needle` occurs in `haystack`.
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The mapping `redact --names-map` wrote: pseudonym → name.
+fn names_map(path: &str) -> std::collections::HashMap<String, String> {
+    let doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let map = doc["pseudonyms"].as_object().expect("a pseudonyms object");
+    map.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned())).collect()
+}
+
+/// `v` with every pseudonym of `map` in its strings replaced by the name it stands for.
+fn unnamed(v: Value, map: &std::collections::HashMap<String, String>) -> Value {
+    let re = regex::Regex::new(r"\b[Cn][a-z2-7]{10}\b").unwrap();
+    map_strings(v, &|s| {
+        re.replace_all(s, |c: &regex::Captures<'_>| map.get(&c[0]).cloned().unwrap_or(c[0].to_owned())).into_owned()
+    })
 }
 
 /// Duplicate strings: how many distinct texts occur more than once, and in how many strings.
@@ -190,7 +269,7 @@ pub fn assert_redaction_keeps_the_analysis(jdk: &Jdk, dumps: &[PathBuf]) {
     let (last, copy) = (dumps.last().unwrap().to_str().unwrap(), copies.last().unwrap().to_str().unwrap());
     for command in [&["histogram", "--top", "0"][..], &["dominators", "--top", "50"], &["suspects"]] {
         let of = |d: &str| json(&[command, &["--quiet", "--json", d]].concat());
-        assert_eq!(of(last), of(copy), "{command:?}");
+        assert_eq!(without_offsets(of(last)), without_offsets(of(copy)), "{command:?}");
     }
     assert_eq!(growth_without_names(dumps), growth_without_names(&copies));
 
@@ -202,8 +281,37 @@ pub fn assert_redaction_keeps_the_analysis(jdk: &Jdk, dumps: &[PathBuf]) {
     assert!(after_zero[1].as_u64() > before[1].as_u64(), "zeroed: {after_zero:?}, before: {before:?}");
 
     run(&["secrets", "--quiet", copy], 0);
+
+    // --names with the same key: the same pseudonyms in every copy, and through the mapping
+    // the same answers (Tomcat's own names stay: the analyses know its frames by them).
+    let mut map = std::collections::HashMap::new();
+    let named: Vec<PathBuf> = dumps
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let (out, names) =
+                (dir.path().join(format!("named-{i}.hprof")), dir.path().join(format!("names-{i}.json")));
+            let (o, n, k) = (out.to_str().unwrap(), names.to_str().unwrap(), key.to_str().unwrap());
+            run(&["redact", "--quiet", d.to_str().unwrap(), "-o", o, "--key-file", k, "--names", "--names-map", n], 0);
+            for (pseudonym, name) in names_map(n) {
+                let before = map.insert(pseudonym.clone(), name.clone());
+                assert!(before.as_ref().is_none_or(|b| *b == name), "{pseudonym} stands for {name} and {before:?}");
+            }
+            out
+        })
+        .collect();
+    assert!(map.values().any(|n| n == "Audit"), "the application's class has a pseudonym: {map:?}");
+    let named_last = named.last().unwrap().to_str().unwrap();
+    for command in [&["histogram", "--top", "0"][..], &["dominators", "--top", "50"], &["suspects"]] {
+        let of = |d: &str| without_offsets(json(&[command, &["--quiet", "--json", d]].concat()));
+        assert_same_modulo_ties(unnamed(of(named_last), &map), of(last), &format!("{command:?} with --names"));
+    }
+    let growth = unnamed(growth_without_names(&named), &map);
+    assert_same_modulo_ties(growth, growth_without_names(dumps), "growth with --names");
+
     if let Some(original) = visualvm_counts(jdk, &dumps[0], dir.path()) {
         assert!(original.contains("instances "), "{original}");
         assert_eq!(visualvm_counts(jdk, &copies[0], dir.path()).unwrap(), original);
+        assert_eq!(visualvm_counts(jdk, &named[0], dir.path()).unwrap(), original, "with --names");
     }
 }

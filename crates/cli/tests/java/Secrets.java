@@ -74,6 +74,14 @@ public class Secrets {
         return header + "." + payload + "." + random(ALNUM + "-_", 43);
     }
 
+    /**
+     * A credential written in the code and never used: the string is never made, so it is in
+     * no heap object, only in the JVM's symbol table, which HotSpot writes into the dump.
+     */
+    static String fallbackPassword() {
+        return "literal-only-Fallback-Passw0rd-4c1d";
+    }
+
     public static void main(String[] args) throws Exception {
         KeyPairGenerator rsa = KeyPairGenerator.getInstance("RSA");
         rsa.initialize(1024);
