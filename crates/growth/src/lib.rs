@@ -196,7 +196,9 @@ const WALK_GROWTH_SHARE: f64 = 0.5;
 /// over its span: a leak grows as fast as the program runs, and a loaded machine runs it
 /// unevenly: four runs of one 24 s listener leak beside three busy loops on two cores did
 /// between 6.3 M and 17.2 M iterations. Spread evenly, a leak that slowed to about a quarter
-/// of its rate halfway (the unit test below) was refuted as a cache that had filled up.
+/// of its rate halfway (the unit test below) was refuted as a cache that had filled up. Walks
+/// that see no growth at all in a window refute it whatever the samples there say: a full
+/// cache's samples jitter, and between two of its walks may read no growth either.
 fn refuted_by_walks(report: &mut report::GrowthReport, samples: &[HeapSummary], walks: &[HeapSummary]) {
     let (Some(start), Some(end)) = (samples.first().and_then(|s| s.time_ms), samples.last().and_then(|s| s.time_ms))
     else {
@@ -231,10 +233,13 @@ fn refuted_by_walks(report: &mut report::GrowthReport, samples: &[HeapSummary], 
             let (t1, t2) = (time(a), time(b));
             let expected = sampled_at(t2, class) - sampled_at(t1, class);
             let (v1, v2) = (bytes(a, class), bytes(b, class));
-            (expected > 0.0 && (v2 as f64 - v1 as f64) < WALK_GROWTH_SHARE * expected).then(|| {
+            // Walks that saw no growth at all refute whatever the samples' jitter says there.
+            let short = v2 <= v1 || (v2 as f64 - v1 as f64) < WALK_GROWTH_SHARE * expected;
+            short.then(|| {
                 let during = if std::ptr::eq(a, first) { "" } else { " over the second half of the series" };
+                let claim = if expected > 0.0 { format!("its samples at those times grew {expected:.0} B") } else { "the series grew".into() };
                 format!(
-                    "the heap walks {:.1} s apart{during} counted {v1} B then {v2} B reachable, where its samples at those times grew {expected:.0} B: the samples' growth is dead objects not yet freed, or a structure that stopped growing",
+                    "the heap walks {:.1} s apart{during} counted {v1} B then {v2} B reachable, where {claim}: the samples' growth is dead objects not yet freed, or a structure that stopped growing",
                     (t2 - t1) as f64 / 1000.0
                 )
             })
