@@ -49,7 +49,7 @@ pub fn redact_file(
         })?
     };
     if let Some(path) = names_map {
-        let map = serde_json::json!({ "pseudonyms": summary.pseudonyms });
+        let map = serde_json::json!({ "pseudonyms": summary.pseudonyms, "thread_names": summary.thread_names });
         let text = serde_json::to_string_pretty(&map).expect("a map of strings");
         std::fs::write(path, text + "\n").map_err(|source| Error::Io { path: path.to_owned(), source })?;
     }

@@ -68,6 +68,8 @@ pub struct Summary {
     pub symbols_dropped: u64,
     /// Pseudonym → the identifier it replaces (`--names`; empty otherwise).
     pub pseudonyms: std::collections::BTreeMap<String, String>,
+    /// Masked thread name → the name (`--names`, when values are masked, not zeroed).
+    pub thread_names: std::collections::BTreeMap<String, String>,
     /// Bytes read.
     pub bytes: u64,
 }
@@ -150,6 +152,13 @@ pub fn redact(
     progress.finish();
     summary.bytes = data.len() as u64;
     summary.pseudonyms = plan.symbols.pseudonyms.clone();
+    if let Some(m) = &masker {
+        for (units, original) in &plan.thread_names {
+            let mut image = original.clone();
+            m.mask(*units, &mut image);
+            summary.thread_names.insert(mask::text(*units, &image), mask::text(*units, original));
+        }
+    }
     let mut warnings = ix.warnings;
     warnings.merge(plan.warnings);
     Ok((summary, warnings))

@@ -42,6 +42,8 @@ pub(crate) struct ClassPlan {
     pub kept: bool,
     /// Offsets of reference fields whose targets stay readable.
     pub keep_refs: Vec<u32>,
+    /// Offsets of thread names masked under `--names`, whose images the mapping gives back.
+    pub name_refs: Vec<u32>,
     /// Set for `java.lang.String`.
     pub string: Option<StringSlots>,
     /// Primitive fields to mask (`--fields`): offset and type.
@@ -64,6 +66,8 @@ pub(crate) struct Plan {
     pub field_types: Vec<BasicType>,
     /// Which symbols are written, and the application's names renamed (`--names`).
     pub symbols: Symbols,
+    /// Thread names masked under `--names`: their arrays' units and contents.
+    pub thread_names: Vec<(Units, Vec<u8>)>,
     /// Problems met while reading.
     pub warnings: Warnings,
 }
@@ -114,18 +118,21 @@ impl Plan {
         let per_class: Vec<ClassPlan> = classes.iter().map(|(c, _)| class_plan(&classes, c, opts, id_size)).collect();
         let plan_of = |class_id: u64| classes.by_id(class_id).map(|c| &per_class[c.index()]);
 
-        // What kept classes and configuration fields reference, statics of kept classes included.
-        let mut targets: FxHashSet<u64> = walk(data, ix, |acc: &mut Vec<u64>, _, sub| {
+        // What kept classes and configuration fields reference, statics of kept classes
+        // included; and the thread names `--names` masks.
+        let (mut targets, mut named) = (FxHashSet::default(), FxHashSet::default());
+        for (keep, name) in walk(data, ix, |acc: &mut (Vec<u64>, Vec<u64>), _, sub| {
             if let SubRecord::Instance { head, values } = sub {
                 if let Some(p) = plan_of(head.class_id) {
-                    acc.extend(p.keep_refs.iter().map(|&off| hprof::id_at(&values[off as usize..], 0, id_size)));
+                    let id = |&off: &u32| hprof::id_at(&values[off as usize..], 0, id_size);
+                    acc.0.extend(p.keep_refs.iter().map(id));
+                    acc.1.extend(p.name_refs.iter().map(id));
                 }
             }
-        })
-        .into_iter()
-        .flatten()
-        .filter(|&id| id != 0)
-        .collect();
+        }) {
+            targets.extend(keep.into_iter().filter(|&id| id != 0));
+            named.extend(name.into_iter().filter(|&id| id != 0));
+        }
         for (_, d) in &dumps {
             if plan_of(d.head.class_id).is_some_and(|p| p.kept) {
                 targets.extend(d.statics.iter().filter_map(|s| match s.value {
@@ -138,7 +145,8 @@ impl Plan {
         // Strings: the arrays of kept ones, and which arrays are UTF-16.
         #[derive(Default)]
         struct Strings {
-            kept: Vec<(u64, u64)>,
+            kept: Vec<u64>,
+            named: Vec<u64>,
             utf16: Vec<u64>,
         }
         let strings = walk(data, ix, |acc: &mut Strings, _, sub| {
@@ -146,29 +154,47 @@ impl Plan {
             let Some(slots) = plan_of(head.class_id).and_then(|p| p.string) else { return };
             let value = hprof::id_at(&values[slots.value as usize..], 0, id_size);
             if targets.contains(&head.object_id) {
-                acc.kept.push((head.object_id, value));
+                acc.kept.push(value);
+            }
+            if named.contains(&head.object_id) {
+                acc.named.push(value);
             }
             if slots.coder.is_some_and(|c| values.get(c as usize) == Some(&1)) {
                 acc.utf16.push(value);
             }
         });
         let mut kept = targets;
+        let mut named_arrays = FxHashSet::default();
         let mut utf16 = FxHashSet::default();
         for s in strings {
-            kept.extend(s.kept.into_iter().map(|(_, value)| value));
+            kept.extend(s.kept);
+            named_arrays.extend(s.named);
             utf16.extend(s.utf16);
         }
-        let values: Vec<Vec<(u8, Vec<u8>)>> = walk(data, ix, |acc: &mut Vec<(u8, Vec<u8>)>, _, sub| {
+        #[derive(Default)]
+        struct Values {
+            kept: Vec<(u8, Vec<u8>)>,
+            named: Vec<(Units, Vec<u8>)>,
+        }
+        let values = walk(data, ix, |acc: &mut Values, _, sub| {
             if let SubRecord::PrimArray { head, elem, data } = sub {
+                let units = units(elem, utf16.contains(&head.object_id));
                 if kept.contains(&head.object_id) {
-                    acc.push((elem.code(), value_key(units(elem, utf16.contains(&head.object_id)), data)));
+                    acc.kept.push((elem.code(), value_key(units, data)));
+                }
+                if named_arrays.contains(&head.object_id) {
+                    acc.named.push((units, data.to_vec()));
                 }
             }
         });
         let (mut kept_values, mut kept_shapes) = (FxHashSet::default(), FxHashSet::default());
-        for (elem, key) in values.into_iter().flatten() {
-            kept_shapes.insert((elem, key.len() - 1));
-            kept_values.insert(key);
+        let mut thread_names = Vec::new();
+        for v in values {
+            for (elem, key) in v.kept {
+                kept_shapes.insert((elem, key.len() - 1));
+                kept_values.insert(key);
+            }
+            thread_names.extend(v.named);
         }
         Ok(Plan {
             classes,
@@ -178,6 +204,7 @@ impl Plan {
             utf16,
             field_types: opts.fields.clone(),
             symbols,
+            thread_names,
             warnings,
         })
     }
@@ -219,9 +246,11 @@ fn class_plan(classes: &ClassTable, c: ClassIdx, opts: &Options, id_size: hprof:
         for f in &classes.get(owner).fields {
             let here = (owner_name, f.name.as_str());
             if f.ty == BasicType::Object {
-                let configuration = !opts.mask_thread_names && CONFIGURATION.contains(&here);
-                if kept || configuration {
+                let configuration = CONFIGURATION.contains(&here);
+                if kept || (configuration && !opts.mask_thread_names) {
                     plan.keep_refs.push(offset);
+                } else if configuration && opts.names.is_some() {
+                    plan.name_refs.push(offset);
                 }
             } else if !kept && opts.fields.contains(&f.ty) && !STRUCTURE.contains(&here) {
                 plan.fields.push((offset, f.ty));

@@ -74,11 +74,11 @@ pub struct RedactArgs {
     /// pseudonyms, the same identifier by the same pseudonym (`com.acme.Order` becomes
     /// `com.nq4…​.Cb7…`), under the key, so one --key-file gives the same pseudonyms in every
     /// dump. Names of the JDK and of known frameworks (Tomcat, Jetty, Spring, Netty…) stay, as
-    /// do their packages. Masks thread names too.
+    /// do their packages. Masks thread names too (as values: the same length).
     #[arg(long)]
     pub names: bool,
-    /// Write the mapping from pseudonyms to names to FILE (JSON), to read results of the copy.
-    /// Keep it where the dump is: it undoes --names.
+    /// Write the mapping from pseudonyms (and masked thread names) to names to FILE (JSON),
+    /// to read results of the copy. Keep it where the dump is: it undoes --names.
     #[arg(long, value_name = "FILE", requires = "names")]
     pub names_map: Option<PathBuf>,
     /// Compress the copy with gzip [default: when OUT ends in .gz].
