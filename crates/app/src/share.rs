@@ -244,14 +244,14 @@ fn array_text(elem: BasicType, data: &[u8]) -> Option<(&'static str, String)> {
     }
     match elem {
         BasicType::Char => {
-            let units = data[..data.len().min(2 * MAX_TEXT)].chunks_exact(2).map(|b| u16::from_be_bytes([b[0], b[1]]));
-            Some(("utf-16", char::decode_utf16(units).map(|c| c.unwrap_or('\u{fffd}')).collect()))
+            let data = &data[..data.len().min(2 * MAX_TEXT)];
+            Some(("utf-16", heap::decode_text(heap::TextEncoding::Utf16Be, data, usize::MAX)))
         }
         BasicType::Byte => {
             let data = &data[..data.len().min(MAX_TEXT)];
             match std::str::from_utf8(data) {
                 Ok(t) => Some(("utf-8", t.to_string())),
-                Err(_) => Some(("latin-1", data.iter().map(|&b| char::from(b)).collect())),
+                Err(_) => Some(("latin-1", heap::decode_text(heap::TextEncoding::Latin1, data, usize::MAX))),
             }
         }
         _ => None,

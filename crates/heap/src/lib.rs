@@ -43,7 +43,9 @@ pub use layout::{LayoutSpec, VmLayout};
 pub use live::{Live, PathNode, Via};
 pub use loaders::{loader_groups, LoaderGroup};
 pub use memory::{MemoryPlan, BYTES_PER_OBJECT};
-pub use snapshot::{Edge, EdgeLabel, Frame, ObjIdx, Root, RootDetail, Slot, Snapshot, Thread, ThreadIdentity};
+pub use snapshot::{
+    decode_text, Edge, EdgeLabel, Frame, ObjIdx, Root, RootDetail, Slot, Snapshot, TextEncoding, Thread, ThreadIdentity,
+};
 pub use source::Dump;
 pub use warnings::{Warning, WarningKind, Warnings};
 

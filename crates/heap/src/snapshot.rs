@@ -590,19 +590,13 @@ impl Snapshot {
         else {
             return None;
         };
-        let text = match (elem, coder) {
-            (hprof::BasicType::Char, _) => {
-                let units = data.chunks_exact(2).map(|b| u16::from_be_bytes([b[0], b[1]]));
-                char::decode_utf16(units).map(|c| c.unwrap_or('\u{fffd}')).take(max_chars).collect()
-            }
-            (hprof::BasicType::Byte, 1) => {
-                let units = data.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]));
-                char::decode_utf16(units).map(|c| c.unwrap_or('\u{fffd}')).take(max_chars).collect()
-            }
-            (hprof::BasicType::Byte, _) => data.iter().take(max_chars).map(|&b| char::from(b)).collect(),
+        let encoding = match (elem, coder) {
+            (hprof::BasicType::Char, _) => TextEncoding::Utf16Be,
+            (hprof::BasicType::Byte, 1) => TextEncoding::Utf16Le,
+            (hprof::BasicType::Byte, _) => TextEncoding::Latin1,
             _ => return None,
         };
-        Some(text)
+        Some(decode_text(encoding, data, max_chars))
     }
 
     /// What the dump's `java.lang.Thread` object says of thread `t` (an index into
@@ -1030,6 +1024,31 @@ fn frames_of(ix: &DumpIndex<'_>, frame_ids: &[u64]) -> Vec<Frame> {
             line: u32::try_from(f.line).ok().filter(|&l| l > 0),
         })
         .collect()
+}
+
+/// How a primitive array's bytes encode text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextEncoding {
+    /// One byte per character (a compact string's `byte[]` with coder 0).
+    Latin1,
+    /// UTF-16 units as the dump writes a `char[]`: big-endian.
+    Utf16Be,
+    /// UTF-16 units of a compact string's `byte[]` with coder 1: the VM's order, little-endian.
+    Utf16Le,
+}
+
+/// An array's contents as text, at most `max_chars` characters; an unpaired surrogate reads
+/// as U+FFFD.
+pub fn decode_text(encoding: TextEncoding, data: &[u8], max_chars: usize) -> String {
+    let utf16 = |unit: fn([u8; 2]) -> u16| -> String {
+        let units = data.chunks_exact(2).map(|b| unit([b[0], b[1]]));
+        char::decode_utf16(units).map(|c| c.unwrap_or('\u{fffd}')).take(max_chars).collect()
+    };
+    match encoding {
+        TextEncoding::Latin1 => data.iter().take(max_chars).map(|&b| char::from(b)).collect(),
+        TextEncoding::Utf16Be => utf16(u16::from_be_bytes),
+        TextEncoding::Utf16Le => utf16(u16::from_le_bytes),
+    }
 }
 
 #[cfg(test)]

@@ -156,12 +156,22 @@ pub fn redact(
         for (units, original) in &plan.thread_names {
             let mut image = original.clone();
             m.mask(*units, &mut image);
-            summary.thread_names.insert(mask::text(*units, &image), mask::text(*units, original));
+            summary.thread_names.insert(text(*units, &image), text(*units, original));
         }
     }
     let mut warnings = ix.warnings;
     warnings.merge(plan.warnings);
     Ok((summary, warnings))
+}
+
+/// An array's contents as text, read by how they are masked.
+fn text(units: mask::Units, data: &[u8]) -> String {
+    let encoding = match units {
+        mask::Units::CharsBe => heap::TextEncoding::Utf16Be,
+        mask::Units::CharsLe => heap::TextEncoding::Utf16Le,
+        _ => heap::TextEncoding::Latin1,
+    };
+    heap::decode_text(encoding, data, usize::MAX)
 }
 
 impl Summary {
@@ -305,7 +315,7 @@ impl Patcher<'_> {
                     let mut changed = 0;
                     for st in &mut c.statics {
                         if let hprof::Value::Primitive(ty, raw) = st.value {
-                            if self.plan_fields_types().contains(&ty) {
+                            if self.plan.field_types.contains(&ty) {
                                 st.value =
                                     hprof::Value::Primitive(ty, self.masker.map_or(0, |m| m.mask_field(ty, raw)));
                                 changed += 1;
@@ -323,10 +333,6 @@ impl Patcher<'_> {
             }
         }
         (out, s)
-    }
-
-    fn plan_fields_types(&self) -> &[BasicType] {
-        &self.plan.field_types
     }
 
     fn head_bytes(&self, fixed: (usize, usize)) -> usize {

@@ -63,19 +63,6 @@ impl Key {
     }
 }
 
-/// An array's contents as text, read by its units (Latin-1 bytes, UTF-16 in either order).
-pub fn text(units: Units, data: &[u8]) -> String {
-    let utf16 = |unit: fn([u8; 2]) -> u16| {
-        let v: Vec<u16> = data.chunks_exact(2).map(|c| unit([c[0], c[1]])).collect();
-        String::from_utf16_lossy(&v)
-    };
-    match units {
-        Units::CharsBe => utf16(u16::from_be_bytes),
-        Units::CharsLe => utf16(u16::from_le_bytes),
-        _ => data.iter().map(|&b| char::from(b)).collect(),
-    }
-}
-
 /// One range of code points, both ends included.
 type Range = (u32, u32);
 
