@@ -194,8 +194,8 @@ impl Namer<'_> {
 }
 
 impl Symbols {
-    /// Decides every symbol's fate. With `names` (the pseudonyms' key), the names of classes
-    /// for which `kept` says no are renamed.
+    /// Decides every symbol's fate. With `names` (the pseudonyms' key, and which classes keep
+    /// their names), the other classes' names are renamed.
     pub(crate) fn build(
         data: &[u8],
         ix: &DumpIndex<'_>,
@@ -222,24 +222,9 @@ impl Symbols {
             keep_use(&mut uses, id);
         }
 
-        let Some((key, kept)) = names else {
-            for &name in ix.class_names.values() {
-                keep_use(&mut uses, name);
-            }
-            for f in ix.frames.values() {
-                for id in [f.method_name_id, f.signature_id, f.source_file_id] {
-                    keep_use(&mut uses, id);
-                }
-            }
-            for (_, d) in dumps {
-                for id in d.statics.iter().map(|s| s.name_id).chain(d.fields.iter().map(|f| f.name_id)) {
-                    keep_use(&mut uses, id);
-                }
-            }
-            sym.resolve(uses, ix);
-            return Ok(sym);
-        };
-
+        // Without `--names` every class keeps its name, so nothing is renamed and the key is
+        // never used: the same walk below only marks each use kept.
+        let (key, kept) = names.unwrap_or((&[0; 32], &|_| true));
         let mut platform_packages = FxHashSet::default();
         for &name in ix.class_names.values() {
             let Some(raw) = ix.strings.get(&name) else { continue };
