@@ -164,6 +164,8 @@ pub fn secrets_in(s: &Snapshot, min: Confidence, reporter: &dyn Reporter) -> rep
         s.objects().par_bridge().filter(|&o| is_string(o)).filter_map(|o| s.field_object(o, "value")).collect();
     string_arrays.par_sort_unstable();
     let n = s.object_count();
+    let searched = std::sync::atomic::AtomicU64::new(0);
+    let count = || searched.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     reporter.start("searching strings and arrays for credentials", n);
     let found: Vec<(ObjIdx, &'static str, String, secrets::Hit)> = (0..n)
         .into_par_iter()
@@ -173,10 +175,17 @@ pub fn secrets_in(s: &Snapshot, min: Confidence, reporter: &dyn Reporter) -> rep
             }
             let o = ObjIdx(i);
             let text = if is_string(o) {
+                count();
                 s.string_value(o, MAX_TEXT)
                     .map(|t| (if t.chars().all(|c| (c as u32) < 256) { "latin-1" } else { "utf-16" }, t))
             } else if string_arrays.binary_search(&o).is_err() {
-                s.primitive_array(o).and_then(|(elem, data)| array_text(elem, data))
+                match s.primitive_array(o) {
+                    Some((elem, data)) if is_text_array(elem) => {
+                        count();
+                        array_text(elem, data)
+                    }
+                    _ => None,
+                }
             } else {
                 None
             };
@@ -185,10 +194,7 @@ pub fn secrets_in(s: &Snapshot, min: Confidence, reporter: &dyn Reporter) -> rep
         })
         .collect();
     reporter.finish();
-    let searched =
-        s.objects().filter(|&o| is_string(o) || s.primitive_array(o).is_some_and(|(e, _)| is_text_array(e))).count()
-            as u64
-            - string_arrays.len() as u64;
+    let searched = searched.into_inner();
     let below = found.iter().filter(|f| f.3.confidence < min).count() as u64;
     let mut listed: Vec<_> = found.into_iter().filter(|f| f.3.confidence >= min).collect();
     listed.sort_by(|a, b| b.3.confidence.cmp(&a.3.confidence).then(a.3.kind.cmp(&b.3.kind)).then(a.0.cmp(&b.0)));
