@@ -270,7 +270,9 @@ impl Retention {
     pub fn build(s: &Snapshot, progress: &dyn Progress) -> Retention {
         let g = StrongGraph::for_search(s);
         let dom = graph::dominators(&g, 0, progress);
+        progress.start("retained sizes", 1);
         let retained = dom.subtree_sums_placed(|v| node::object(v).map_or(0, |o| s.shallow_bytes(o)), s.placement());
+        progress.finish();
         Retention { dom, retained }
     }
 
@@ -312,12 +314,8 @@ impl Retention {
     /// biggest retained size first.
     pub fn children(&self, parent: Option<ObjIdx>) -> Vec<ObjIdx> {
         let p = node::of_parent(parent);
-        let out: Vec<ObjIdx> = self
-            .dom
-            .preorder()
-            .filter(|&v| v != node::SUPER_ROOT && self.dom.immediate_dominator(v) == Some(p))
-            .filter_map(node::object)
-            .collect();
+        let out: Vec<ObjIdx> =
+            self.dom.immediate_dominators().filter(|&(_, d)| d == p).filter_map(|(v, _)| node::object(v)).collect();
         self.biggest_first(out, usize::MAX)
     }
 
@@ -342,10 +340,8 @@ impl Retention {
     /// How many objects each object immediately dominates (one pass over the tree).
     pub fn child_counts(&self) -> Vec<u32> {
         let mut counts = vec![0u32; self.retained.len() - 1];
-        for v in self.dom.preorder() {
-            if let Some(d) = self.dom.immediate_dominator(v).and_then(node::object) {
-                counts[d.index()] = counts[d.index()].saturating_add(1);
-            }
+        for d in self.dom.immediate_dominators().filter_map(|(_, d)| node::object(d)) {
+            counts[d.index()] = counts[d.index()].saturating_add(1);
         }
         counts
     }
@@ -356,9 +352,9 @@ impl Retention {
         let at: std::collections::HashMap<usize, usize> =
             objects.iter().enumerate().map(|(i, &o)| (node::of(o), i)).collect();
         let mut counts = vec![0u64; objects.len()];
-        for v in self.dom.preorder() {
-            if let Some(i) = self.dom.immediate_dominator(v).and_then(|d| at.get(&d)) {
-                counts[*i] += 1;
+        for (_, d) in self.dom.immediate_dominators() {
+            if let Some(&i) = at.get(&d) {
+                counts[i] += 1;
             }
         }
         counts
@@ -367,7 +363,7 @@ impl Retention {
     /// The `n` objects with the biggest retained sizes anywhere in the tree.
     pub fn top(&self, n: usize) -> Vec<ObjIdx> {
         let mut heap = std::collections::BinaryHeap::new();
-        for v in self.dom.preorder().filter(|&v| v != node::SUPER_ROOT) {
+        for (v, _) in self.dom.immediate_dominators() {
             heap.push(std::cmp::Reverse((self.retained.get(v), std::cmp::Reverse(v))));
             if heap.len() > n {
                 heap.pop();

@@ -55,6 +55,12 @@ impl Csr {
         self.offsets.len() * self.offsets.width() + self.targets.len() * self.targets.width()
     }
 
+    /// Says that the edges will be read in random order ([`Ints::advise_random`]).
+    pub fn advise_random(&self) {
+        self.offsets.advise_random();
+        self.targets.advise_random();
+    }
+
     /// Takes file-backed edge arrays out of resident memory until they are read again
     /// (see [`Ints::release`]).
     pub fn release(&self) {

@@ -91,16 +91,18 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
     let reached = vertex.len();
     let (mut extra, first, grouped) = group_nontree::<I>(n, reached, &mut vertex, nontree, &place, progress);
     let mut parent: Column<I> = Column::zeros(reached + 1, &place);
+    parent.advise_random();
     let mut parents = parents;
     parents.for_each(|i, p| parent[i + 1] = p);
     drop(parents);
 
     progress.start("dominators", reached as u64);
-    let mut ancestor: Column<I> = Column::zeros(reached + 1, &place);
-    // best[v]: the smallest semidominator on v's forest path (v's own once v is processed,
-    // v itself before, which is its initial semidominator).
-    let mut best: Column<I> = Column::zeros(reached + 1, &place);
-    best.iter_mut().enumerate().for_each(|(i, b)| *b = I::of(i));
+    // forest[v] = [ancestor, best]: v's link in the forest (0 while unlinked), and the smallest
+    // semidominator on v's forest path (v's own once v is processed, v itself before, which is
+    // its initial semidominator). Side by side, so that out of core one page read serves both.
+    let mut forest: Column<[I; 2]> = Column::zeros(reached + 1, &place);
+    forest.advise_random();
+    forest.iter_mut().enumerate().for_each(|(i, f)| f[BEST] = I::of(i));
     let mut stack: Vec<I> = Vec::new();
     let mut end = extra.len();
     for w in (2..=reached).rev() {
@@ -108,24 +110,35 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
         // a predecessor below w, so unlinked: its value is itself.
         let mut s = parent[w];
         if grouped.contains(w) {
-            let mut at = end;
-            loop {
-                at -= 1;
-                s = s.min(eval(extra[at].get(), &mut ancestor, &mut best, &mut stack));
-                if first.contains(at) {
+            let mut start = end - 1;
+            while !first.contains(start) {
+                start -= 1;
+            }
+            // The group's sources ascend. A source below w is not linked yet, so it is its own
+            // value, and the group's first is the smallest of those: the search reads the forest
+            // (at random, out of core) only for sources above w, and not at all once s is the
+            // root's number, the least there is.
+            for at in (start..end).rev() {
+                let v = extra[at].get();
+                if v <= w {
+                    s = s.min(extra[start]);
                     break;
                 }
+                if s.get() == 1 {
+                    break;
+                }
+                s = s.min(eval(v, &mut forest, &mut stack));
             }
-            extra[at] = s;
-            end = at;
+            extra[start] = s;
+            end = start;
         }
-        best[w] = s;
-        ancestor[w] = parent[w];
+        forest[w] = [parent[w], s];
         if w.is_multiple_of(4096) {
             progress.advance(4096);
         }
     }
-    drop((best, ancestor, stack));
+    drop((forest, stack));
+
     // idom by nearest common ancestor: walk up the DFS tree until at or above semi(w).
     let mut idom = parent;
     let mut at = 0;
@@ -147,32 +160,38 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
         }
     }
     drop(extra);
+    let tree = finish(root, n, vertex, &idom, &place);
     progress.finish();
-    finish(root, n, vertex, &idom, &place)
+    tree
 }
+
+/// The slots of a forest entry: the forest link, and the best semidominator on the path.
+const ANCESTOR: usize = 0;
+const BEST: usize = 1;
 
 /// Path-compressing evaluation: the smallest semidominator on the forest path from `v` up to
 /// (not including) its tree's root, or `v`'s own value when unlinked.
 #[inline]
-fn eval<I: Idx>(v: usize, ancestor: &mut [I], best: &mut [I], stack: &mut Vec<I>) -> I {
-    if ancestor[v].get() == 0 {
-        return best[v];
+fn eval<I: Idx>(v: usize, forest: &mut [[I; 2]], stack: &mut Vec<I>) -> I {
+    if forest[v][ANCESTOR].get() == 0 {
+        return forest[v][BEST];
     }
     let mut x = v;
-    while ancestor[ancestor[x].get()].get() != 0 {
+    while forest[forest[x][ANCESTOR].get()][ANCESTOR].get() != 0 {
         stack.push(I::of(x));
-        x = ancestor[x].get();
+        x = forest[x][ANCESTOR].get();
     }
     // Apply from the vertex nearest the root down to v, as the recursive version unwinds.
     while let Some(y) = stack.pop() {
         let y = y.get();
-        let a = ancestor[y].get();
-        if best[a] < best[y] {
-            best[y] = best[a];
+        let a = forest[y][ANCESTOR].get();
+        let [link, best] = forest[a];
+        if best < forest[y][BEST] {
+            forest[y][BEST] = best;
         }
-        ancestor[y] = ancestor[a];
+        forest[y][ANCESTOR] = link;
     }
-    best[v]
+    forest[v][BEST]
 }
 
 /// What the depth-first search leaves in temporary files: the node of each preorder number
@@ -255,6 +274,7 @@ fn group_nontree<I: Idx>(
     let k = nontree.len() / 2;
     progress.start("predecessors", 2 * k as u64);
     let mut pre: Column<I> = Column::zeros(n, place);
+    pre.advise_random();
     vertex.for_each(|i, v| pre[v.get()] = I::of(i + 1));
     let mut pairs = nontree.into_column(place);
     for pair in pairs.chunks_exact_mut(2) {
@@ -280,9 +300,11 @@ fn group_nontree<I: Idx>(
 fn finish<I: Idx>(root: usize, n: usize, mut vertex: Spill<I>, idom_pre: &[I], place: &Placement) -> Dominators {
     let dir = place.dir.as_deref();
     let mut order = Ints::zeros_placed(vertex.len(), n as u64, place.files, dir);
+    order.advise_random();
     vertex.for_each(|i, v| order.set(i, v.get() as u64));
     drop(vertex);
     let mut idom = Ints::zeros_placed(n, n as u64, place.files, dir);
+    idom.advise_random();
     for (i, node) in order.iter().enumerate() {
         let w = i + 1;
         let d = if w == 1 { node } else { order.get(idom_pre[w].get() - 1) };
@@ -303,6 +325,14 @@ impl Dominators {
             return None;
         }
         self.idom.get(node).checked_sub(1).map(|d| d as usize)
+    }
+
+    /// Every reached node but the root with its immediate dominator, in node order: one pass
+    /// in the order of the arrays, for work that does not need the tree's order (out of core,
+    /// a pass in preorder reads them at random).
+    pub fn immediate_dominators(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let root = self.root;
+        self.idom.iter().enumerate().filter(move |&(v, d)| d != 0 && v != root).map(|(v, d)| (v, d as usize - 1))
     }
 
     /// True when the root reaches `node`.
@@ -354,6 +384,7 @@ impl Dominators {
     pub fn subtree_sums_placed(&self, weight: impl Fn(usize) -> u64, place: &Placement) -> Ints {
         let total: u64 = self.preorder().map(&weight).sum();
         let mut sum = Ints::zeros_placed(self.idom.len(), total, place.files, place.dir.as_deref());
+        sum.advise_random();
         // An immediate dominator is a proper DFS ancestor, so it comes earlier in preorder:
         // in reverse preorder every subtree is complete before its dominator reads it.
         for i in (0..self.order.len()).rev() {
@@ -563,6 +594,9 @@ mod tests {
             ]
         );
         check_against_oracle(13, &e);
+        let pairs: Vec<(usize, usize)> = d.immediate_dominators().collect();
+        let expected: Vec<(usize, usize)> = (1..13).map(|v| (v, idom[v].unwrap())).collect();
+        assert_eq!(pairs, expected, "node order, the root left out");
     }
 
     #[test]

@@ -206,6 +206,14 @@ impl Ints {
         }
     }
 
+    /// Says that a file-backed vector will be read in random order, so that the kernel reads
+    /// only the page each access needs ([`crate::place::advise_random`]). Nothing in memory.
+    pub fn advise_random(&self) {
+        if let Store::File(m) = &self.store {
+            crate::place::advise_random(m);
+        }
+    }
+
     /// Takes a file-backed vector's pages out of the process's resident memory until they are
     /// read again; the values stay in the file. Nothing for a vector in memory.
     pub fn release(&self) {

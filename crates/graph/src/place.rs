@@ -78,6 +78,16 @@ pub(crate) fn map_temp(bytes: usize, dir: Option<&Path>) -> std::io::Result<(std
     Ok((file, map))
 }
 
+/// Tells the kernel that a mapped temporary file will be read in random order, so that a page
+/// fault reads that page alone. Its default reads the pages around a fault too: when the file
+/// does not fit the memory left, each fault then evicted pages still needed, and a depth-first
+/// search of a 30 M-object heap under a 203 MiB cgroup read 58 GB from the disk in minutes
+/// without finishing (18 s with this advice).
+pub(crate) fn advise_random(map: &memmap2::MmapMut) {
+    // Advice only: a kernel that refuses it reads ahead as before.
+    let _ = map.advise(memmap2::Advice::Random);
+}
+
 enum Store<T> {
     Heap(Vec<T>),
     File(std::fs::File, memmap2::MmapMut),
@@ -149,6 +159,13 @@ impl<T: bytemuck::Pod> Column<T> {
     /// True when the values live in a temporary file.
     pub fn in_file(&self) -> bool {
         matches!(self.store, Store::File(..))
+    }
+
+    /// Says that the column will be read in random order: see [`advise_random`].
+    pub fn advise_random(&self) {
+        if let Store::File(_, m) = &self.store {
+            advise_random(m);
+        }
     }
 
     /// Bytes of process memory the column holds for good (none when in a file).

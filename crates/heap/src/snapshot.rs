@@ -302,6 +302,10 @@ impl Snapshot {
             threads: Vec::new(),
             addr_index,
         };
+        if place.files {
+            // Out of core, the traversals that follow read the references in the order of the graph.
+            snap.edges.advise_random();
+        }
         snap.add_roots(&ix, std::mem::take(&mut scan.roots));
         Ok(snap)
     }
