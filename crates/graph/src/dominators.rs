@@ -27,7 +27,7 @@
 use rayon::slice::ParallelSliceMut;
 
 use crate::idx::Idx;
-use crate::spill::Spill;
+use crate::spill::{scatter, Spill};
 use crate::{BitSet, Column, Csr, Ints, Placement};
 
 /// A directed graph over dense node indices `0..node_count()`.
@@ -62,7 +62,7 @@ impl Graph for crate::Csr {
 }
 
 /// The immediate dominator of every node reachable from the root.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Dominators {
     root: usize,
     /// Immediate dominator plus one per node; 0 for nodes the root does not reach, the root
@@ -70,7 +70,20 @@ pub struct Dominators {
     idom: Ints,
     /// The reached nodes in DFS preorder.
     order: Ints,
+    /// Out of core only: entry `i` the preorder position of the immediate dominator of the
+    /// node at position `i` (the root's, 0, its own), in a temporary file. Sums over the tree
+    /// then run in preorder, which reads it and `order` in sequence, not `idom` at random.
+    idom_at: Option<Ints>,
 }
+
+impl PartialEq for Dominators {
+    /// The same tree, however it is held.
+    fn eq(&self, other: &Dominators) -> bool {
+        (self.root, &self.idom, &self.order) == (other.root, &other.idom, &other.order)
+    }
+}
+
+impl Eq for Dominators {}
 
 /// Computes the dominator tree of `g` from `root`, reporting progress.
 pub fn dominators(g: &impl Graph, root: usize, progress: &dyn crate::Progress) -> Dominators {
@@ -91,7 +104,11 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
     let reached = vertex.len();
     let (mut extra, first, grouped) = group_nontree::<I>(n, reached, &mut vertex, nontree, &place, progress);
     let mut parent: Column<I> = Column::zeros(reached + 1, &place);
-    parent.advise_random();
+    // Out of core, the forest and the parents are read at random when they do not fit.
+    let at_random = place.reads_at_random(3 * (reached + 1) * I::BYTES);
+    if at_random {
+        parent.advise_random();
+    }
     let mut parents = parents;
     parents.for_each(|i, p| parent[i + 1] = p);
     drop(parents);
@@ -101,7 +118,9 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
     // semidominator on v's forest path (v's own once v is processed, v itself before, which is
     // its initial semidominator). Side by side, so that out of core one page read serves both.
     let mut forest: Column<[I; 2]> = Column::zeros(reached + 1, &place);
-    forest.advise_random();
+    if at_random {
+        forest.advise_random();
+    }
     forest.iter_mut().enumerate().for_each(|(i, f)| f[BEST] = I::of(i));
     let mut stack: Vec<I> = Vec::new();
     let mut end = extra.len();
@@ -274,7 +293,9 @@ fn group_nontree<I: Idx>(
     let k = nontree.len() / 2;
     progress.start("predecessors", 2 * k as u64);
     let mut pre: Column<I> = Column::zeros(n, place);
-    pre.advise_random();
+    if place.reads_at_random(n * I::BYTES) {
+        pre.advise_random();
+    }
     vertex.for_each(|i, v| pre[v.get()] = I::of(i + 1));
     let mut pairs = nontree.into_column(place);
     for pair in pairs.chunks_exact_mut(2) {
@@ -300,17 +321,26 @@ fn group_nontree<I: Idx>(
 fn finish<I: Idx>(root: usize, n: usize, mut vertex: Spill<I>, idom_pre: &[I], place: &Placement) -> Dominators {
     let dir = place.dir.as_deref();
     let mut order = Ints::zeros_placed(vertex.len(), n as u64, place.files, dir);
-    order.advise_random();
     vertex.for_each(|i, v| order.set(i, v.get() as u64));
     drop(vertex);
-    let mut idom = Ints::zeros_placed(n, n as u64, place.files, dir);
-    idom.advise_random();
-    for (i, node) in order.iter().enumerate() {
-        let w = i + 1;
-        let d = if w == 1 { node } else { order.get(idom_pre[w].get() - 1) };
-        idom.set(node as usize, d + 1);
+    let reached = order.len();
+    // Out of core, when `order` and `idom` do not fit, idom goes by ranges, and sums over the
+    // tree run in preorder.
+    let spread = place.reads_at_random(2 * n * I::BYTES);
+    let mut idom_at = spread.then(|| Ints::zeros_placed(reached, reached as u64, true, dir));
+    let idom = scatter(n, n as u64, place, spread, |set| {
+        for (i, node) in order.iter().enumerate() {
+            let at = if i == 0 { 0 } else { idom_pre[i + 1].get() - 1 };
+            if let Some(a) = &mut idom_at {
+                a.set(i, at as u64);
+            }
+            set(node as usize, order.get(at) + 1);
+        }
+    });
+    if let Some(a) = &idom_at {
+        a.release();
     }
-    Dominators { root, idom, order }
+    Dominators { root, idom, order, idom_at }
 }
 
 impl Dominators {
@@ -382,9 +412,11 @@ impl Dominators {
 
     /// [`Self::subtree_sums`], the sums placed as `place` says.
     pub fn subtree_sums_placed(&self, weight: impl Fn(usize) -> u64, place: &Placement) -> Ints {
+        if let Some(idom_at) = &self.idom_at {
+            return self.subtree_sums_in_preorder(idom_at, weight, place);
+        }
         let total: u64 = self.preorder().map(&weight).sum();
         let mut sum = Ints::zeros_placed(self.idom.len(), total, place.files, place.dir.as_deref());
-        sum.advise_random();
         // An immediate dominator is a proper DFS ancestor, so it comes earlier in preorder:
         // in reverse preorder every subtree is complete before its dominator reads it.
         for i in (0..self.order.len()).rev() {
@@ -396,6 +428,26 @@ impl Dominators {
             }
         }
         sum
+    }
+
+    /// [`Self::subtree_sums_placed`] out of core: summed by preorder position, which reads
+    /// `order` and `idom_at` in sequence and the sums near each other (a dominator is an
+    /// ancestor, often the parent), then moved to node numbering in ranges ([`scatter`]).
+    fn subtree_sums_in_preorder(&self, idom_at: &Ints, weight: impl Fn(usize) -> u64, place: &Placement) -> Ints {
+        let reached = self.order.len();
+        let mut sum: Column<u64> = Column::zeros(reached, place);
+        let mut total = 0;
+        for (i, node) in self.order.iter().enumerate() {
+            sum[i] = weight(node as usize);
+            total += sum[i];
+        }
+        for i in (1..reached).rev() {
+            sum[idom_at.get(i) as usize] += sum[i];
+        }
+        idom_at.release();
+        scatter(self.idom.len(), total, place, true, |set| {
+            self.order.iter().enumerate().for_each(|(i, node)| set(node as usize, sum[i]));
+        })
     }
 
     /// The dominator tree's children lists, as CSR (built on demand: 8 bytes per node).
@@ -460,7 +512,7 @@ mod tests {
             Graph::successors(self.0, node, f)
         }
         fn placement(&self) -> Placement {
-            Placement { files: true, dir: None }
+            Placement { files: true, ..Placement::default() }
         }
     }
 
@@ -657,7 +709,12 @@ mod tests {
             let g = graph(n, &edges);
             let narrow = compute::<u32>(&g, 0, &NoProgress);
             prop_assert_eq!(&compute::<u64>(&g, 0, &NoProgress), &narrow);
-            prop_assert_eq!(&compute::<u32>(&InFiles(&g), 0, &NoProgress), &narrow);
+            let in_files = compute::<u32>(&InFiles(&g), 0, &NoProgress);
+            prop_assert_eq!(&in_files, &narrow);
+            // Sums over the tree out of core run in preorder, and give the same sums.
+            let weight = |v: usize| (v as u64 * 37) % 11 + 1;
+            let files = Placement { files: true, ..Placement::default() };
+            prop_assert_eq!(in_files.subtree_sums_placed(weight, &files), narrow.subtree_sums(weight));
         }
 
         #[test]

@@ -12,12 +12,23 @@ pub struct Placement {
     pub files: bool,
     /// The directory of the temporary files; the system's (`TMPDIR`) when `None`.
     pub dir: Option<PathBuf>,
+    /// The memory allowed, in bytes; 0 when not known.
+    pub limit: u64,
 }
 
 impl Placement {
     /// Everything in memory, temporary files in the system's directory.
     pub fn memory() -> Placement {
         Placement::default()
+    }
+
+    /// True when a phase that reads `bytes` of arrays in random order should say so
+    /// ([`advise_random`]): out of core, when they would not fit in three quarters of the
+    /// memory allowed, the rest being for what the phase writes. When they fit, the kernel's
+    /// reading around each fault loads them faster: advised random under a limit of 407 MiB,
+    /// the 30 M-object Tomcat dump took 48.6 s where it had taken 31.6.
+    pub fn reads_at_random(&self, bytes: usize) -> bool {
+        self.files && (self.limit == 0 || bytes as u64 > self.limit / 4 * 3)
     }
 }
 
@@ -214,7 +225,7 @@ mod tests {
 
     #[test]
     fn a_column_in_a_file_reads_and_writes_as_one_in_memory() {
-        let files = Placement { files: true, dir: None };
+        let files = Placement { files: true, ..Placement::default() };
         for place in [Placement::memory(), files] {
             let mut c: Column<u64> = Column::zeros(10_000, &place);
             assert_eq!(c.in_file(), place.files);

@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, Write};
 
 use crate::idx::Idx;
+use crate::Ints;
 
 /// Values appended in order, held in a temporary file (in memory when none can be made). A
 /// file that cannot be written or read back stops the work with [`crate::TempFileFailed`].
@@ -78,5 +79,73 @@ impl<I: Idx> Spill<I> {
         let f = w.get_mut();
         f.rewind().unwrap_or_else(|e| crate::place::temp_file_failed("read back", e));
         Some(BufReader::with_capacity(1 << 20, f))
+    }
+}
+
+/// Indices per bucket of [`scatter`]: 4 Mi entries, 8–20 MiB of output, which the page cache
+/// holds while its bucket is written.
+const SCATTER_RANGE: usize = 1 << 22;
+
+/// `n` values up to `max`, placed as `place` says, set by `fill` through the `(index, value)`
+/// function it is given; unset entries are 0. With `in_ranges`, and in a file, the pairs go
+/// first to one temporary file per range of indices, which are then applied one range at a
+/// time: written in the order `fill` gives them, indices in another order than the output's
+/// (a tree's preorder against node numbers) fault a page of a file bigger than memory for
+/// nearly every value.
+pub(crate) fn scatter(
+    n: usize,
+    max: u64,
+    place: &crate::Placement,
+    in_ranges: bool,
+    fill: impl FnOnce(&mut dyn FnMut(usize, u64)),
+) -> Ints {
+    scatter_in_ranges(n, max, place, if in_ranges { SCATTER_RANGE } else { 0 }, fill)
+}
+
+/// [`scatter`] with `range` indices per bucket, or straight into the output for 0.
+fn scatter_in_ranges(
+    n: usize,
+    max: u64,
+    place: &crate::Placement,
+    range: usize,
+    fill: impl FnOnce(&mut dyn FnMut(usize, u64)),
+) -> Ints {
+    let dir = place.dir.as_deref();
+    let mut out = Ints::zeros_placed(n, max, place.files, dir);
+    if !out.in_file() || range == 0 {
+        fill(&mut |i, v| out.set(i, v));
+        return out;
+    }
+    let mut buckets: Vec<Spill<u64>> = (0..n.div_ceil(range)).map(|_| Spill::new(dir)).collect();
+    fill(&mut |i, v| {
+        let b = &mut buckets[i / range];
+        b.push(i as u64);
+        b.push(v);
+    });
+    for (k, mut b) in buckets.into_iter().enumerate() {
+        let mut at = 0;
+        b.for_each(|j, x| if j % 2 == 0 { at = x as usize } else { out.set(at, x) });
+        out.release_range(k * range..((k + 1) * range).min(n));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scatter_through_files_in_ranges_sets_what_one_in_memory_sets() {
+        let n = 1000;
+        let pairs: Vec<(usize, u64)> = (0..n).filter(|i| i % 7 != 3).map(|i| ((i * 389) % n, (i * i) as u64)).collect();
+        let fill = |set: &mut dyn FnMut(usize, u64)| pairs.iter().for_each(|&(i, v)| set(i, v));
+        let memory = scatter(n, 1 << 20, &crate::Placement::memory(), true, fill);
+        let files = crate::Placement { files: true, ..crate::Placement::default() };
+        for range in [1, 3, 64, 1000, 4096] {
+            let spilled = scatter_in_ranges(n, 1 << 20, &files, range, fill);
+            assert!(spilled.in_file());
+            assert_eq!(spilled, memory, "{range} per bucket");
+        }
+        assert_eq!(memory.get((3 * 389) % n), 0, "an index nothing set");
     }
 }

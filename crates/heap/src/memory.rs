@@ -48,7 +48,7 @@ impl MemoryPlan {
             estimate,
             limit,
             limit_source,
-            placement: Placement { files: estimate > limit, dir: tmp_dir },
+            placement: Placement { files: estimate > limit, dir: tmp_dir, limit },
         }
     }
 

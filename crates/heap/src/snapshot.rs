@@ -302,8 +302,8 @@ impl Snapshot {
             threads: Vec::new(),
             addr_index,
         };
-        if place.files {
-            // Out of core, the traversals that follow read the references in the order of the graph.
+        if place.reads_at_random(snap.edges.bytes()) {
+            // The traversals that follow read the references in the order of the graph.
             snap.edges.advise_random();
         }
         snap.add_roots(&ix, std::mem::take(&mut scan.roots));
@@ -1071,7 +1071,7 @@ mod tests {
             b.sort_unstable();
             let mut expect = [a.clone(), b.clone()].concat();
             expect.sort_unstable();
-            let mut into = graph::Column::from_vec(a, &graph::Placement { files, dir: None });
+            let mut into = graph::Column::from_vec(a, &graph::Placement { files, ..graph::Placement::default() });
             merge_into(&mut into, &b);
             prop_assert_eq!(&into[..], &expect[..]);
         }
