@@ -103,25 +103,22 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
     g.release();
     let reached = vertex.len();
     let (mut extra, first, grouped) = group_nontree::<I>(n, reached, &mut vertex, nontree, &place, progress);
+    // Read in sequence, down and then up, but for the walks of the last pass.
     let mut parent: Column<I> = Column::zeros(reached + 1, &place);
-    // Out of core, the forest and the parents are read at random when they do not fit.
-    let at_random = place.reads_at_random(3 * (reached + 1) * I::BYTES);
-    if at_random {
-        parent.advise_random();
-    }
     let mut parents = parents;
     parents.for_each(|i, p| parent[i + 1] = p);
     drop(parents);
 
     progress.start("dominators", reached as u64);
-    // forest[v] = [ancestor, best]: v's link in the forest (0 while unlinked), and the smallest
-    // semidominator on v's forest path (v's own once v is processed, v itself before, which is
-    // its initial semidominator). Side by side, so that out of core one page read serves both.
+    // forest[v] = [ancestor, best]: v's link in the forest, and the smallest semidominator on
+    // v's forest path, both set when v is processed. Side by side, so that out of core one page
+    // read serves both. Only processed vertices are read, as the sources of non-tree edges
+    // below the vertex are taken without one: the forest starts as zeros in a file that no
+    // pass has to write first.
     let mut forest: Column<[I; 2]> = Column::zeros(reached + 1, &place);
-    if at_random {
+    if place.reads_at_random(forest.len() * 2 * I::BYTES) {
         forest.advise_random();
     }
-    forest.iter_mut().enumerate().for_each(|(i, f)| f[BEST] = I::of(i));
     let mut stack: Vec<I> = Vec::new();
     let mut end = extra.len();
     for w in (2..=reached).rev() {
@@ -189,11 +186,11 @@ const ANCESTOR: usize = 0;
 const BEST: usize = 1;
 
 /// Path-compressing evaluation: the smallest semidominator on the forest path from `v` up to
-/// (not including) its tree's root, or `v`'s own value when unlinked.
+/// (not including) its tree's root, or `v`'s own number when not processed yet.
 #[inline]
 fn eval<I: Idx>(v: usize, forest: &mut [[I; 2]], stack: &mut Vec<I>) -> I {
     if forest[v][ANCESTOR].get() == 0 {
-        return forest[v][BEST];
+        return I::of(v);
     }
     let mut x = v;
     while forest[forest[x][ANCESTOR].get()][ANCESTOR].get() != 0 {
