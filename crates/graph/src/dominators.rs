@@ -27,7 +27,7 @@
 use rayon::slice::ParallelSliceMut;
 
 use crate::idx::Idx;
-use crate::spill::{scatter, Spill};
+use crate::spill::{scatter, Spill, SCATTER_RANGE};
 use crate::{BitSet, Column, Csr, Ints, Placement};
 
 /// A directed graph over dense node indices `0..node_count()`.
@@ -325,7 +325,7 @@ fn finish<I: Idx>(root: usize, n: usize, mut vertex: Spill<I>, idom_pre: &[I], p
     // tree run in preorder.
     let spread = place.reads_at_random(2 * n * I::BYTES);
     let mut idom_at = spread.then(|| Ints::zeros_placed(reached, reached as u64, true, dir));
-    let idom = scatter(n, n as u64, place, spread, |set| {
+    let idom = scatter(n, n as u64, place, if spread { SCATTER_RANGE } else { 0 }, |set| {
         for (i, node) in order.iter().enumerate() {
             let at = if i == 0 { 0 } else { idom_pre[i + 1].get() - 1 };
             if let Some(a) = &mut idom_at {
@@ -442,7 +442,7 @@ impl Dominators {
             sum[idom_at.get(i) as usize] += sum[i];
         }
         idom_at.release();
-        scatter(self.idom.len(), total, place, true, |set| {
+        scatter(self.idom.len(), total, place, SCATTER_RANGE, |set| {
             self.order.iter().enumerate().for_each(|(i, node)| set(node as usize, sum[i]));
         })
     }

@@ -82,28 +82,17 @@ impl<I: Idx> Spill<I> {
     }
 }
 
-/// Indices per bucket of [`scatter`]: 4 Mi entries, 8–20 MiB of output, which the page cache
-/// holds while its bucket is written.
-const SCATTER_RANGE: usize = 1 << 22;
+/// Indices per range of [`scatter`]: 4 Mi entries, 8–20 MiB of output, which the page cache
+/// holds while its range is written.
+pub(crate) const SCATTER_RANGE: usize = 1 << 22;
 
 /// `n` values up to `max`, placed as `place` says, set by `fill` through the `(index, value)`
-/// function it is given; unset entries are 0. With `in_ranges`, and in a file, the pairs go
-/// first to one temporary file per range of indices, which are then applied one range at a
+/// function it is given; unset entries are 0. With a `range` (not 0), and in a file, the pairs
+/// go first to one temporary file per `range` indices, which are then applied one range at a
 /// time: written in the order `fill` gives them, indices in another order than the output's
 /// (a tree's preorder against node numbers) fault a page of a file bigger than memory for
 /// nearly every value.
 pub(crate) fn scatter(
-    n: usize,
-    max: u64,
-    place: &crate::Placement,
-    in_ranges: bool,
-    fill: impl FnOnce(&mut dyn FnMut(usize, u64)),
-) -> Ints {
-    scatter_in_ranges(n, max, place, if in_ranges { SCATTER_RANGE } else { 0 }, fill)
-}
-
-/// [`scatter`] with `range` indices per bucket, or straight into the output for 0.
-fn scatter_in_ranges(
     n: usize,
     max: u64,
     place: &crate::Placement,
@@ -139,10 +128,10 @@ mod tests {
         let n = 1000;
         let pairs: Vec<(usize, u64)> = (0..n).filter(|i| i % 7 != 3).map(|i| ((i * 389) % n, (i * i) as u64)).collect();
         let fill = |set: &mut dyn FnMut(usize, u64)| pairs.iter().for_each(|&(i, v)| set(i, v));
-        let memory = scatter(n, 1 << 20, &crate::Placement::memory(), true, fill);
+        let memory = scatter(n, 1 << 20, &crate::Placement::memory(), SCATTER_RANGE, fill);
         let files = crate::Placement { files: true, ..crate::Placement::default() };
         for range in [1, 3, 64, 1000, 4096] {
-            let spilled = scatter_in_ranges(n, 1 << 20, &files, range, fill);
+            let spilled = scatter(n, 1 << 20, &files, range, fill);
             assert!(spilled.in_file());
             assert_eq!(spilled, memory, "{range} per bucket");
         }
