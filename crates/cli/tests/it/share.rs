@@ -181,8 +181,9 @@ fn names_map(path: &str) -> std::collections::HashMap<String, String> {
         let map = doc[key].as_object().unwrap_or_else(|| panic!("a {key} object"));
         map.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned())).collect()
     };
-    let threads =
-        strings("thread_names").into_iter().map(|(k, v)| (format!("thread \"{k}\""), format!("thread \"{v}\"")));
+    // Quoted as reports quote a thread's name (`report::thread_label`), escapes included: a
+    // masked name can hold a backslash or a quote.
+    let threads = strings("thread_names").into_iter().map(|(k, v)| (format!("thread {k:?}"), format!("thread {v:?}")));
     strings("pseudonyms").into_iter().chain(threads).collect()
 }
 
