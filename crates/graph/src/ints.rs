@@ -257,6 +257,79 @@ impl Default for Ints {
     }
 }
 
+/// Values appended in order into an [`Ints`] whose length is not known in advance: in an
+/// unlinked temporary file written in sequence and mapped when done (in memory when no file
+/// can be made). A file that cannot be written stops the work with
+/// [`crate::TempFileFailed`].
+pub struct IntsWriter {
+    width: usize,
+    sink: Sink,
+}
+
+enum Sink {
+    Heap(Vec<u8>),
+    File(std::io::BufWriter<std::fs::File>, usize),
+}
+
+impl IntsWriter {
+    /// An empty writer for values up to `max`, its file in `dir` (the system's temporary
+    /// directory for `None`).
+    pub fn in_file(max: u64, dir: Option<&Path>) -> IntsWriter {
+        let sink = match crate::place::temp_file_in(dir) {
+            Ok(f) => Sink::File(std::io::BufWriter::with_capacity(1 << 20, f), 0),
+            Err(_) => Sink::Heap(Vec::new()),
+        };
+        IntsWriter { width: width_for(max), sink }
+    }
+
+    /// Appends `values`.
+    pub fn extend(&mut self, values: &[u64]) {
+        use std::io::Write;
+        let width = self.width;
+        match &mut self.sink {
+            Sink::Heap(b) => values.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()[..width])),
+            Sink::File(w, len) => {
+                for v in values {
+                    debug_assert!(width == 8 || *v < 1 << (8 * width), "value {v} wider than {width} bytes");
+                    w.write_all(&v.to_le_bytes()[..width])
+                        .unwrap_or_else(|e| crate::place::temp_file_failed("write", e));
+                }
+                *len += values.len();
+            }
+        }
+    }
+
+    /// Number of values written.
+    pub fn len(&self) -> usize {
+        match &self.sink {
+            Sink::Heap(b) => b.len() / self.width,
+            Sink::File(_, len) => *len,
+        }
+    }
+
+    /// True when nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The values written, as a vector (file-backed when written to a file).
+    #[allow(unsafe_code)] // maps a file of our own; see SAFETY below
+    pub fn finish(self) -> Ints {
+        let width = self.width;
+        let store = match self.sink {
+            Sink::Heap(b) => Store::Heap(b),
+            Sink::File(_, 0) => Store::Heap(Vec::new()),
+            Sink::File(w, _) => {
+                let file = w.into_inner().unwrap_or_else(|e| crate::place::temp_file_failed("write", e.into_error()));
+                // SAFETY: the file is unlinked and only this mapping refers to it.
+                let map = unsafe { memmap2::MmapMut::map_mut(&file) };
+                Store::File(map.unwrap_or_else(|e| crate::place::temp_file_failed("read back", e)))
+            }
+        };
+        Ints { store, width }
+    }
+}
+
 /// A mutable window of an [`Ints`], indexed from its own start.
 #[derive(Debug)]
 pub struct IntsWindow<'a> {
@@ -288,6 +361,21 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        #[test]
+        fn a_writer_reads_back_what_it_was_given(values in proptest::collection::vec(any::<u64>(), 0..3000), shift in 0u32..64, cut in 0usize..3000) {
+            let values: Vec<u64> = values.into_iter().map(|v| v >> shift).collect();
+            let max = values.iter().copied().max().unwrap_or(0);
+            let mut w = IntsWriter::in_file(max, None);
+            let cut = cut.min(values.len());
+            w.extend(&values[..cut]);
+            w.extend(&values[cut..]);
+            prop_assert_eq!(w.len(), values.len());
+            let ints = w.finish();
+            prop_assert_eq!(ints.in_file(), !values.is_empty());
+            prop_assert_eq!(ints.width(), width_for(max));
+            prop_assert_eq!(ints.iter().collect::<Vec<_>>(), values);
+        }
+
         #[test]
         fn round_trips_at_every_width(values in proptest::collection::vec(any::<u64>(), 0..200), shift in 0u32..64) {
             let values: Vec<u64> = values.into_iter().map(|v| v >> shift).collect();
