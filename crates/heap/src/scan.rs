@@ -115,6 +115,9 @@ pub(crate) struct Scan {
     pub first_error: Option<hprof::Error>,
 }
 
+/// Bytes of the dump a walk reports at a time, and asks for ahead of itself.
+pub(crate) const PREFETCH: usize = 32 << 20;
+
 /// An object's address and its file offset or kind word, as the scan keeps it.
 pub(crate) type Pair = [u64; 2];
 
@@ -156,8 +159,13 @@ impl Scan {
             .zip(sinks.into_par_iter())
             .enumerate()
             .map(|(i, (seg, sink))| {
+                // The walk reports every 32 MiB; the next 32 MiB are asked for in one request
+                // then (out of core the dump is read from disk, 250 MB/s page fault by page
+                // fault against 390 MB/s for `dd`).
+                dump.prefetch(seg.offset, PREFETCH);
                 let read = |from: u64, to: u64| {
                     dump.release(from, (to - from) as usize);
+                    dump.prefetch(to, PREFETCH);
                     progress.advance(to - from);
                 };
                 Scan::segment(data, *seg, id_size, keep, android, sink, truncated && i == last, &read)
@@ -211,7 +219,7 @@ impl Scan {
         let mut last_prim: Option<(u64, BasicType, u32, bool)> = None;
         // Pages are given back every 32 MiB read: a segment can be gigabytes, and holding it all
         // would make the file's size, not the heap's, the scan's memory.
-        let mut passing = crate::source::Passing::new(seg.offset, 32 << 20, read);
+        let mut passing = crate::source::Passing::new(seg.offset, PREFETCH as u64, read);
         while let Some(item) = it.next() {
             let (off, rec) = match item {
                 Ok(x) => x,

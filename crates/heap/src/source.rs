@@ -170,6 +170,21 @@ impl Dump {
         }
     }
 
+    /// Asks the kernel to start reading `offset..offset+len` of a file-backed dump now, without
+    /// waiting: a pass that will read it in sequence then finds it read, or arriving, where
+    /// the default read-ahead of a page fault fetches a few pages at a time.
+    pub fn prefetch(&self, offset: u64, len: usize) {
+        let Bytes::Mapped(map) = &*self.bytes else {
+            return;
+        };
+        let start = (offset.min(map.len() as u64) / 4096 * 4096) as usize;
+        let len = len.min(map.len() - start);
+        if len > 0 {
+            // Advice only: a kernel that refuses it reads on demand as before.
+            let _ = map.advise_range(memmap2::Advice::WillNeed, start, len);
+        }
+    }
+
     /// Tells the kernel this process is done with the whole pages inside `offset..offset+len`,
     /// so that they leave its resident set (they stay in the page cache). Reading them again
     /// later is still correct: it faults them back in from the file.
