@@ -79,7 +79,7 @@ impl Census {
     /// Counts every object of `dump` by class.
     pub fn build(dump: &Dump, opts: &ReadOptions, progress: &dyn Progress) -> Result<Census, Error> {
         let data = dump.data();
-        let mut ix = DumpIndex::build(data, &|at, len| dump.release(at, len))?;
+        let mut ix = DumpIndex::of(dump)?;
         ix.select(opts.dump)?;
         let scan = Scan::run(dump, &ix, Keep::Nothing, &graph::Placement::memory(), progress);
         Ok(Census::from_scan(&ix, scan, opts, data.len() as u64)?.0)

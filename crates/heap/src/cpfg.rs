@@ -108,9 +108,10 @@ impl ClassGraph {
 
     fn build_with(dump: &Dump, opts: &ReadOptions, progress: &dyn Progress, keep: bool) -> Result<ClassGraph, Error> {
         let data = dump.data();
-        let mut ix = DumpIndex::build(data, &|at, len| dump.release(at, len))?;
+        let mut ix = DumpIndex::of(dump)?;
         ix.select(opts.dump)?;
-        let scan = Scan::run(dump, &ix, Keep::Kinds, &graph::Placement::memory(), progress);
+        let mut scan = Scan::run(dump, &ix, Keep::Kinds, &graph::Placement::memory(), progress);
+        scan.compact();
         let (mut census, scan) = Census::from_scan(&ix, scan, opts, data.len() as u64)?;
         let sizes = Sizes::new(&census);
         let mirrors: Vec<[u64; 2]> = census

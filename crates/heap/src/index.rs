@@ -50,11 +50,33 @@ pub struct DumpIndex<'a> {
 }
 
 impl<'a> DumpIndex<'a> {
+    /// [`Self::build`] on a dump: the pages it walks past are given back, and only the pages
+    /// of the record heads are read from the file ([`crate::Dump::walking_heads`]). A heap dump
+    /// of 1815 segments of 1 MiB took 4.0 s to walk out of core with the read-ahead of a
+    /// sequential read after every head, 0.14 s without.
+    /// Runs of small records (names, classes, frames) are asked for a few MiB at a time
+    /// ([`crate::source::Ahead`]).
+    pub fn of(dump: &'a crate::Dump) -> Result<DumpIndex<'a>, Error> {
+        let mut ahead = crate::source::Ahead::new(dump);
+        dump.walking_heads(|| {
+            Self::walk(dump.data(), &|at, len| dump.release(at, len), &mut |at, len| ahead.at(at, len))
+        })
+    }
+
     /// Reads the header and every top-level record of `data`, calling `release(offset, len)`
     /// for each 64 MiB of the file walked past: a file-backed dump gives those pages back
     /// (see [`crate::Dump::release`]), since the walk maps the pages around every record head
     /// and would otherwise keep the whole file resident.
     pub fn build(data: &'a [u8], release: &dyn Fn(u64, usize)) -> Result<DumpIndex<'a>, Error> {
+        Self::walk(data, release, &mut |_, _| {})
+    }
+
+    /// [`Self::build`], calling `ahead(offset, body length)` at every record.
+    fn walk(
+        data: &'a [u8],
+        release: &dyn Fn(u64, usize),
+        ahead: &mut dyn FnMut(u64, usize),
+    ) -> Result<DumpIndex<'a>, Error> {
         let header = Header::parse(data)?;
         let mut ix = DumpIndex {
             header,
@@ -84,6 +106,7 @@ impl<'a> DumpIndex<'a> {
             };
             end = raw.body_offset() + raw.body.len() as u64;
             passing.at(raw.offset);
+            ahead(raw.offset, raw.body.len());
             if raw.is_truncated() {
                 let e = hprof::Error::Truncated { offset: raw.offset, what: "record" };
                 let detail = format!(

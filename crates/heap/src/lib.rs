@@ -52,7 +52,7 @@ pub use warnings::{Warning, WarningKind, Warnings};
 /// The heap dumps a file holds (the old hprof agent appends one per request): each one's
 /// offset and start time (ms since the Unix epoch), oldest first.
 pub fn dumps_in(dump: &Dump) -> Result<Vec<(u64, u64)>, Error> {
-    let starts = index::DumpIndex::build(dump.data(), &|at, len| dump.release(at, len))?.dump_starts();
+    let starts = index::DumpIndex::of(dump)?.dump_starts();
     dump.release(0, dump.data().len());
     Ok(starts)
 }

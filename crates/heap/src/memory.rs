@@ -86,15 +86,26 @@ fn estimate_objects(dump: &crate::Dump) -> u64 {
     // or a file of many segments is resident whole before any work starts.
     let give_back = |from: u64, to: u64| dump.release(from, (to - from) as usize);
     let mut passing = crate::source::Passing::new(0, 64 << 20, &give_back);
-    let heap: Vec<hprof::RawRecord<'_>> = Records::new(data, header.len)
-        .map_while(Result::ok)
-        .inspect(|r| passing.at(r.offset))
-        .filter(|r| r.tag == hprof::tag::HEAP_DUMP || r.tag == hprof::tag::HEAP_DUMP_SEGMENT)
-        .collect();
+    let mut ahead = crate::source::Ahead::new(dump);
+    let heap: Vec<hprof::RawRecord<'_>> = dump.walking_heads(|| {
+        Records::new(data, header.len)
+            .map_while(Result::ok)
+            .inspect(|r| {
+                passing.at(r.offset);
+                ahead.at(r.offset, r.body.len());
+            })
+            .filter(|r| r.tag == hprof::tag::HEAP_DUMP || r.tag == hprof::tag::HEAP_DUMP_SEGMENT)
+            .collect()
+    });
     let heap_bytes: u64 = heap.iter().map(|r| r.body.len() as u64).sum();
     let picks = heap.len().min(64);
     let per_pick = (8u64 << 20) / picks.max(1) as u64;
     let (mut sampled_bytes, mut sampled) = (0u64, 0u64);
+    // Asked for at once: each is read at a place of its own.
+    for k in 0..picks {
+        let raw = &heap[k * heap.len() / picks];
+        dump.prefetch(raw.body_offset(), per_pick as usize + (64 << 10));
+    }
     for k in 0..picks {
         let raw = &heap[k * heap.len() / picks];
         let mut last = raw.body_offset();

@@ -105,8 +105,12 @@ pub(crate) struct Scan {
     pub last_heap: HeapId,
     /// Android only: class-overhead arrays, kept out of the counts above.
     pub overhead: Vec<Overhead>,
-    /// (address, offset or kind word) of every object, as [`Keep`] asked (set by `run` only).
+    /// (address, offset or kind word) of every object, as [`Keep`] asked (set by `run` only):
+    /// each segment's in its piece ([`Self::pieces`]) until [`Self::compact`] moves them
+    /// together.
     pub objects: graph::Column<Pair>,
+    /// Where each segment's objects are in `objects`, in file order.
+    pub pieces: Vec<std::ops::Range<usize>>,
     /// Per segment, in file order: how many objects it kept, and with [`Keep::Kinds`] the
     /// kind keys their words refer to.
     pub per_segment: Vec<(usize, Vec<RawKind>)>,
@@ -172,20 +176,24 @@ impl Scan {
             })
             .reduce(Scan::default, Scan::merge);
         progress.finish();
-        // Close the gaps the bounds left between segments, giving back the pages each move
-        // leaves behind: else the moves commit the gaps' pages too, up to half again the list.
-        let (mut to, mut from) = (0, 0);
-        for (&(n, _), &bound) in merged.per_segment.iter().zip(&bounds) {
-            objects.copy_within(from..from + n, to);
-            if from > to {
-                discard(&mut objects[(to + n).max(from)..from + n]);
-            }
-            to += n;
-            from += bound;
-        }
-        objects.truncate(to);
+        let mut at = 0;
+        merged.pieces = merged
+            .per_segment
+            .iter()
+            .zip(&bounds)
+            .map(|(&(n, _), &bound)| {
+                at += bound;
+                at - bound..at - bound + n
+            })
+            .collect();
         merged.objects = objects;
         merged
+    }
+
+    /// Moves the segments' pieces of `objects` together, in file order.
+    pub fn compact(&mut self) {
+        let len = compact(&mut self.objects, &self.pieces);
+        self.pieces = std::iter::once(0..len).collect();
     }
 
     #[allow(clippy::too_many_arguments)] // one call site; a struct would only rename these
@@ -395,6 +403,22 @@ fn merge_lens<K: std::hash::Hash + Eq>(into: &mut FxHashMap<K, LenCounts>, from:
             *dst.entry(len).or_default() += n;
         }
     }
+}
+
+/// Moves `pieces` of `objects` together in their order and truncates to them, giving back the
+/// pages each move leaves behind: else the moves commit the gaps' pages too, up to half again
+/// the list. Returns the length.
+pub(crate) fn compact(objects: &mut graph::Column<Pair>, pieces: &[std::ops::Range<usize>]) -> usize {
+    let mut to = 0;
+    for p in pieces {
+        objects.copy_within(p.clone(), to);
+        if p.start > to {
+            discard(&mut objects[(to + p.len()).max(p.start)..p.end]);
+        }
+        to += p.len();
+    }
+    objects.truncate(to);
+    to
 }
 
 /// Gives the whole pages inside `v` back to the system; they read as zeros afterwards. For

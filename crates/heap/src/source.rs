@@ -170,6 +170,19 @@ impl Dump {
         }
     }
 
+    /// Runs `walk`, which reads record heads far apart (each segment's), with the kernel told
+    /// to read only the pages it touches, not the megabyte-long segment bodies after each
+    /// head; then the default for a dump, read in sequence, is back.
+    pub fn walking_heads<T>(&self, walk: impl FnOnce() -> T) -> T {
+        let Bytes::Mapped(map) = &*self.bytes else {
+            return walk();
+        };
+        let _ = map.advise(memmap2::Advice::Random);
+        let out = walk();
+        let _ = map.advise(memmap2::Advice::Sequential);
+        out
+    }
+
     /// Asks the kernel to start reading `offset..offset+len` of a file-backed dump now, without
     /// waiting: a pass that will read it in sequence then finds it read, or arriving, where
     /// the default read-ahead of a page fault fetches a few pages at a time.
@@ -209,6 +222,35 @@ impl Dump {
     /// Where the bytes came from, if a file.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+}
+
+/// For a walk of record heads under [`Dump::walking_heads`]: asks for runs of small records
+/// (names, classes, frames) a few MiB at a time, as the read-ahead would have read them,
+/// where a page fault now reads one page.
+pub(crate) struct Ahead<'a> {
+    dump: &'a Dump,
+    asked: u64,
+}
+
+impl<'a> Ahead<'a> {
+    /// Bytes asked for at a time.
+    const DENSE: u64 = 4 << 20;
+    /// A record shorter than this is small: not a heap segment.
+    const SMALL: usize = 64 << 10;
+
+    /// Nothing asked for yet.
+    pub(crate) fn new(dump: &'a Dump) -> Ahead<'a> {
+        Ahead { dump, asked: 0 }
+    }
+
+    /// The walk is at a record at `offset` whose body is `len` bytes.
+    #[inline]
+    pub(crate) fn at(&mut self, offset: u64, len: usize) {
+        if len < Self::SMALL && offset >= self.asked {
+            self.dump.prefetch(offset, Self::DENSE as usize);
+            self.asked = offset + Self::DENSE;
+        }
     }
 }
 
