@@ -282,21 +282,24 @@ impl IntsWriter {
         IntsWriter { width: width_for(max), sink }
     }
 
-    /// Appends `values`.
-    pub fn extend(&mut self, values: &[u64]) {
-        use std::io::Write;
-        let width = self.width;
+    /// Appends `v`.
+    #[inline]
+    pub fn push(&mut self, v: u64) {
+        debug_assert!(self.width == 8 || v < 1 << (8 * self.width), "value {v} wider than {} bytes", self.width);
+        let bytes = &v.to_le_bytes()[..self.width];
         match &mut self.sink {
-            Sink::Heap(b) => values.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()[..width])),
+            Sink::Heap(b) => b.extend_from_slice(bytes),
             Sink::File(w, len) => {
-                for v in values {
-                    debug_assert!(width == 8 || *v < 1 << (8 * width), "value {v} wider than {width} bytes");
-                    w.write_all(&v.to_le_bytes()[..width])
-                        .unwrap_or_else(|e| crate::place::temp_file_failed("write", e));
-                }
-                *len += values.len();
+                use std::io::Write;
+                w.write_all(bytes).unwrap_or_else(|e| crate::place::temp_file_failed("write", e));
+                *len += 1;
             }
         }
+    }
+
+    /// Appends `values`.
+    pub fn extend(&mut self, values: &[u64]) {
+        values.iter().for_each(|&v| self.push(v));
     }
 
     /// Number of values written.
@@ -318,6 +321,7 @@ impl IntsWriter {
         let width = self.width;
         let store = match self.sink {
             Sink::Heap(b) => Store::Heap(b),
+            // An empty file cannot be mapped.
             Sink::File(_, 0) => Store::Heap(Vec::new()),
             Sink::File(w, _) => {
                 let file = w.into_inner().unwrap_or_else(|e| crate::place::temp_file_failed("write", e.into_error()));
@@ -368,7 +372,7 @@ mod tests {
             let mut w = IntsWriter::in_file(max, None);
             let cut = cut.min(values.len());
             w.extend(&values[..cut]);
-            w.extend(&values[cut..]);
+            values[cut..].iter().for_each(|&v| w.push(v));
             prop_assert_eq!(w.len(), values.len());
             let ints = w.finish();
             prop_assert_eq!(ints.in_file(), !values.is_empty());

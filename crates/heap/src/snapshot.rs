@@ -784,44 +784,33 @@ fn split_ascending(
     dump_len: u64,
     dir: Option<&std::path::Path>,
 ) -> Option<(Ints, Ints, u64)> {
-    const BLOCK: usize = 1 << 16;
     let last_object = pieces.iter().rev().find(|p| !p.is_empty()).map(|p| objects[p.end - 1]);
     let max = [last_object.as_ref(), classes.last()].into_iter().flatten().map(|p| p[0]).max().unwrap_or(0);
     let (mut addrs, mut offsets) = (graph::IntsWriter::in_file(max, dir), graph::IntsWriter::in_file(dump_len, dir));
-    let (mut a, mut o) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
     let (mut duplicates, mut last) = (0u64, None);
-    let mut emit = |[addr, off]: [u64; 2], a: &mut Vec<u64>, o: &mut Vec<u64>| {
+    let mut emit = |[addr, off]: [u64; 2]| {
         if last == Some(addr) {
             duplicates += 1;
-            return;
-        }
-        last = Some(addr);
-        a.push(addr);
-        o.push(off);
-        if a.len() == BLOCK {
-            addrs.extend(a);
-            offsets.extend(o);
-            a.clear();
-            o.clear();
+        } else {
+            last = Some(addr);
+            addrs.push(addr);
+            offsets.push(off);
         }
     };
     let (mut c, mut previous) = (0, [0, 0]);
     for &p in pieces.iter().flat_map(|r| &objects[r.clone()]) {
-        if p < previous {
+        // Above the last address, the pairs cannot ascend to it; nor could the writer hold it.
+        if p < previous || p[0] > max {
             return None;
         }
         previous = p;
         while c < classes.len() && classes[c] <= p {
-            emit(classes[c], &mut a, &mut o);
+            emit(classes[c]);
             c += 1;
         }
-        emit(p, &mut a, &mut o);
+        emit(p);
     }
-    for &p in &classes[c..] {
-        emit(p, &mut a, &mut o);
-    }
-    addrs.extend(&a);
-    offsets.extend(&o);
+    classes[c..].iter().for_each(|&p| emit(p));
     Some((addrs.finish(), offsets.finish(), duplicates))
 }
 
