@@ -54,6 +54,7 @@ impl<'a> DumpIndex<'a> {
     /// of the record heads are read from the file ([`crate::Dump::walking_heads`]). A heap dump
     /// of 1815 segments of 1 MiB took 4.0 s to walk out of core with the read-ahead of a
     /// sequential read after every head, 0.14 s without.
+    ///
     /// Runs of small records (names, classes, frames) are asked for a few MiB at a time
     /// ([`crate::source::Ahead`]).
     pub fn of(dump: &'a crate::Dump) -> Result<DumpIndex<'a>, Error> {

@@ -98,16 +98,15 @@ fn estimate_objects(dump: &crate::Dump) -> u64 {
             .collect()
     });
     let heap_bytes: u64 = heap.iter().map(|r| r.body.len() as u64).sum();
-    let picks = heap.len().min(64);
-    let per_pick = (8u64 << 20) / picks.max(1) as u64;
+    let count = heap.len().min(64);
+    let picks: Vec<&hprof::RawRecord<'_>> = (0..count).map(|k| &heap[k * heap.len() / count]).collect();
+    let per_pick = (8u64 << 20) / count.max(1) as u64;
     let (mut sampled_bytes, mut sampled) = (0u64, 0u64);
     // Asked for at once: each is read at a place of its own.
-    for k in 0..picks {
-        let raw = &heap[k * heap.len() / picks];
+    for raw in &picks {
         dump.prefetch(raw.body_offset(), per_pick as usize + (64 << 10));
     }
-    for k in 0..picks {
-        let raw = &heap[k * heap.len() / picks];
+    for raw in picks {
         let mut last = raw.body_offset();
         let mut taken = 0;
         for (off, rec) in SubRecords::new(raw.body, raw.body_offset(), header.id_size).map_while(Result::ok) {

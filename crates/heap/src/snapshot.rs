@@ -237,15 +237,17 @@ impl Snapshot {
         let batch = 4 * rayon::current_num_threads().max(1);
         // The dump's records come in address order from HotSpot: the next batch's bytes are
         // asked for while this one is read, as the scan does.
-        let span = |first: usize| {
+        let ask = |first: usize| {
             let (from, to) = (cuts[first.min(cuts.len() - 1)], cuts[(first + batch).min(cuts.len() - 1)]);
-            (from < to).then(|| (offsets.get(from), offsets.get(to - 1))).filter(|(lo, hi)| lo < hi)
-        };
-        for first in (0..cuts.len() - 1).step_by(batch) {
-            let last = (first + batch).min(cuts.len() - 1);
-            for (lo, hi) in [if first == 0 { span(0) } else { None }, span(first + batch)].into_iter().flatten() {
+            let (lo, hi) = if from < to { (offsets.get(from), offsets.get(to - 1)) } else { (0, 0) };
+            if lo < hi {
                 dump.prefetch(lo, ((hi - lo) as usize).min(crate::scan::PREFETCH * 2));
             }
+        };
+        ask(0);
+        for first in (0..cuts.len() - 1).step_by(batch) {
+            let last = (first + batch).min(cuts.len() - 1);
+            ask(first + batch);
             let part = &cuts[first..=last];
             let shifted: Vec<usize> = part.iter().map(|c| c + 1).collect();
             let words = &mut referent_first[part[0] / 64..part[part.len() - 1].div_ceil(64)];
