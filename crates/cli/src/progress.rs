@@ -13,6 +13,8 @@ const SHOW_AFTER: Duration = Duration::from_millis(400);
 pub struct Bar {
     bar: ProgressBar,
     started: Mutex<Instant>,
+    /// Major page faults and CPU seconds when the phase started, for the timings lines.
+    counters_at_start: Mutex<Counters>,
     shown: AtomicBool,
     enabled: bool,
     prefix: Mutex<String>,
@@ -35,6 +37,7 @@ impl Bar {
         Bar {
             bar,
             started: Mutex::new(Instant::now()),
+            counters_at_start: Mutex::default(),
             shown: AtomicBool::new(false),
             enabled,
             prefix: Mutex::default(),
@@ -62,6 +65,11 @@ impl graph::Progress for Bar {
         if let Ok(mut s) = self.started.lock() {
             *s = Instant::now();
         }
+        if self.timings {
+            if let Ok(mut c) = self.counters_at_start.lock() {
+                *c = Counters::now();
+            }
+        }
     }
 
     fn advance(&self, done: u64) {
@@ -77,7 +85,8 @@ impl graph::Progress for Bar {
     fn finish(&self) {
         if self.timings {
             let took = self.started.lock().map(|s| s.elapsed()).unwrap_or_default();
-            eprintln!("timing: {:>8.3} s  {}{}", took.as_secs_f64(), self.bar.message(), memory_note());
+            let since = self.counters_at_start.lock().map(|c| Counters::now().since(&c)).unwrap_or_default();
+            eprintln!("timing: {:>8.3} s  {}{}{since}", took.as_secs_f64(), self.bar.message(), memory_note());
         }
         if self.shown.load(Ordering::Relaxed) {
             self.bar.finish_and_clear();
@@ -122,5 +131,41 @@ fn memory_note() -> String {
     match (kib("VmRSS:"), kib("VmHWM:")) {
         (Some(rss), Some(hwm)) => format!("  (resident {} MiB, peak {} MiB)", rss / 1024, hwm / 1024),
         _ => String::new(),
+    }
+}
+
+/// Major page faults and CPU time of this process so far, from `/proc/self/stat`: out of
+/// core, a phase's faults say how much of its time went to waiting for the disk.
+#[derive(Default, Clone, Copy)]
+struct Counters {
+    major_faults: u64,
+    user_ticks: u64,
+    system_ticks: u64,
+}
+
+impl Counters {
+    fn now() -> Counters {
+        let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return Counters::default() };
+        // The fields after the command name, which is in parentheses and may hold spaces.
+        let Some((_, rest)) = stat.rsplit_once(") ") else { return Counters::default() };
+        let field = |i: usize| rest.split_whitespace().nth(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+        // Fields 12, 14 and 15 of proc(5), counted from the state (field 3) here.
+        Counters { major_faults: field(9), user_ticks: field(11), system_ticks: field(12) }
+    }
+
+    /// `  (12345 major faults, user 3.2 s, system 0.4 s)`: what changed since `start`; empty
+    /// elsewhere than Linux.
+    fn since(&self, start: &Counters) -> String {
+        if self.user_ticks == 0 {
+            return String::new();
+        }
+        // Clock ticks are 1/100 s: USER_HZ is 100 on every Linux.
+        let secs = |now: u64, then: u64| now.saturating_sub(then) as f64 / 100.0;
+        format!(
+            "  ({} major faults, user {:.1} s, system {:.1} s)",
+            self.major_faults.saturating_sub(start.major_faults),
+            secs(self.user_ticks, start.user_ticks),
+            secs(self.system_ticks, start.system_ticks)
+        )
     }
 }
