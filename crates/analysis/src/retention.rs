@@ -63,6 +63,10 @@ impl Graph for StrongGraph<'_> {
         }
     }
 
+    fn reading_in_order(&self, in_order: bool) {
+        self.snap.reading_edges_in_order(in_order);
+    }
+
     fn release(&self) {
         self.snap.release_columns();
     }

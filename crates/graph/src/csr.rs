@@ -61,6 +61,12 @@ impl Csr {
         self.targets.advise_random();
     }
 
+    /// Says that the edges will be read in node order for a while ([`Ints::advise_sequential`]).
+    pub fn advise_sequential(&self) {
+        self.offsets.advise_sequential();
+        self.targets.advise_sequential();
+    }
+
     /// Takes file-backed edge arrays out of resident memory until they are read again
     /// (see [`Ints::release`]).
     pub fn release(&self) {

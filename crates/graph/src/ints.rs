@@ -214,6 +214,15 @@ impl Ints {
         }
     }
 
+    /// Says that a file-backed vector will be read in order for a while, so that the kernel
+    /// reads well ahead of each access. Nothing in memory.
+    pub fn advise_sequential(&self) {
+        if let Store::File(m) = &self.store {
+            // Advice only: a kernel that refuses it reads as before.
+            let _ = m.advise(memmap2::Advice::Sequential);
+        }
+    }
+
     /// Takes a file-backed vector's pages out of the process's resident memory until they are
     /// read again; the values stay in the file. Nothing for a vector in memory.
     pub fn release(&self) {
@@ -263,38 +272,21 @@ impl Default for Ints {
 /// [`crate::TempFileFailed`].
 pub struct IntsWriter {
     width: usize,
-    sink: Sink,
-}
-
-enum Sink {
-    Heap(Vec<u8>),
-    File(std::io::BufWriter<std::fs::File>, usize),
+    bytes: BytesWriter,
 }
 
 impl IntsWriter {
     /// An empty writer for values up to `max`, its file in `dir` (the system's temporary
     /// directory for `None`).
     pub fn in_file(max: u64, dir: Option<&Path>) -> IntsWriter {
-        let sink = match crate::place::temp_file_in(dir) {
-            Ok(f) => Sink::File(std::io::BufWriter::with_capacity(1 << 20, f), 0),
-            Err(_) => Sink::Heap(Vec::new()),
-        };
-        IntsWriter { width: width_for(max), sink }
+        IntsWriter { width: width_for(max), bytes: BytesWriter::in_file(dir) }
     }
 
     /// Appends `v`.
     #[inline]
     pub fn push(&mut self, v: u64) {
         debug_assert!(self.width == 8 || v < 1 << (8 * self.width), "value {v} wider than {} bytes", self.width);
-        let bytes = &v.to_le_bytes()[..self.width];
-        match &mut self.sink {
-            Sink::Heap(b) => b.extend_from_slice(bytes),
-            Sink::File(w, len) => {
-                use std::io::Write;
-                w.write_all(bytes).unwrap_or_else(|e| crate::place::temp_file_failed("write", e));
-                *len += 1;
-            }
-        }
+        self.bytes.push(&v.to_le_bytes()[..self.width]);
     }
 
     /// Appends `values`.
@@ -304,10 +296,7 @@ impl IntsWriter {
 
     /// Number of values written.
     pub fn len(&self) -> usize {
-        match &self.sink {
-            Sink::Heap(b) => b.len() / self.width,
-            Sink::File(_, len) => *len,
-        }
+        self.bytes.len() / self.width
     }
 
     /// True when nothing was written.
@@ -316,21 +305,75 @@ impl IntsWriter {
     }
 
     /// The values written, as a vector (file-backed when written to a file).
-    #[allow(unsafe_code)] // maps a file of our own; see SAFETY below
     pub fn finish(self) -> Ints {
-        let width = self.width;
-        let store = match self.sink {
+        Ints { store: self.bytes.finish().0, width: self.width }
+    }
+}
+
+/// Bytes appended in order to an unlinked temporary file, mapped when done (in memory when no
+/// file can be made): what [`IntsWriter`] and the packed successor lists are written with.
+pub(crate) struct BytesWriter {
+    sink: Sink,
+    len: usize,
+}
+
+enum Sink {
+    Heap(Vec<u8>),
+    File(std::io::BufWriter<std::fs::File>),
+}
+
+impl BytesWriter {
+    /// An empty writer, its file in `dir` (the system's temporary directory for `None`).
+    pub(crate) fn in_file(dir: Option<&Path>) -> BytesWriter {
+        let sink = match crate::place::temp_file_in(dir) {
+            Ok(f) => Sink::File(std::io::BufWriter::with_capacity(1 << 20, f)),
+            Err(_) => Sink::Heap(Vec::new()),
+        };
+        BytesWriter { sink, len: 0 }
+    }
+
+    /// Appends `bytes`.
+    #[inline]
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
+        self.len += bytes.len();
+        match &mut self.sink {
+            Sink::Heap(b) => b.extend_from_slice(bytes),
+            Sink::File(w) => {
+                use std::io::Write;
+                w.write_all(bytes).unwrap_or_else(|e| crate::place::temp_file_failed("write", e));
+            }
+        }
+    }
+
+    /// Number of bytes written.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The bytes written (file-backed when written to a file).
+    #[allow(unsafe_code)] // maps a file of our own; see SAFETY below
+    pub(crate) fn finish(self) -> Bytes {
+        Bytes(match self.sink {
             Sink::Heap(b) => Store::Heap(b),
             // An empty file cannot be mapped.
-            Sink::File(_, 0) => Store::Heap(Vec::new()),
-            Sink::File(w, _) => {
+            Sink::File(_) if self.len == 0 => Store::Heap(Vec::new()),
+            Sink::File(w) => {
                 let file = w.into_inner().unwrap_or_else(|e| crate::place::temp_file_failed("write", e.into_error()));
                 // SAFETY: the file is unlinked and only this mapping refers to it.
                 let map = unsafe { memmap2::MmapMut::map_mut(&file) };
                 Store::File(map.unwrap_or_else(|e| crate::place::temp_file_failed("read back", e)))
             }
-        };
-        Ints { store, width }
+        })
+    }
+}
+
+/// What a [`BytesWriter`] wrote, read as a slice.
+pub(crate) struct Bytes(Store);
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.0.bytes()
     }
 }
 

@@ -22,6 +22,7 @@ mod csr;
 mod dominators;
 mod idx;
 mod ints;
+mod packed;
 mod place;
 mod progress;
 mod reverse;

@@ -30,6 +30,21 @@ impl Placement {
     pub fn reads_at_random(&self, bytes: usize) -> bool {
         self.files && (self.limit == 0 || bytes as u64 > self.limit / 4 * 3)
     }
+
+    /// Where an array of `bytes` that one phase writes or reads at random, and that does not
+    /// outlive the phase, should go: in memory unless out of core, and out of core too while
+    /// it takes at most five eighths of the memory allowed (the phase's other arrays are read
+    /// or written in order, and need little of the page cache). A file's pages written at random are written
+    /// to the disk and read back as the limit presses; under a 203 MiB cgroup, the 120 MB map
+    /// from nodes to DFS numbers of a 30 M-object heap took 1.4 s to fill in a file, 0.2 s in
+    /// memory.
+    pub fn for_a_phase(&self, bytes: usize) -> Placement {
+        if self.files && self.limit > 0 && bytes as u64 <= self.limit / 8 * 5 {
+            Placement { files: false, ..self.clone() }
+        } else {
+            self.clone()
+        }
+    }
 }
 
 /// An unlinked temporary file in `dir`, or in the system's temporary directory.
@@ -170,6 +185,15 @@ impl<T: bytemuck::Pod> Column<T> {
     /// True when the values live in a temporary file.
     pub fn in_file(&self) -> bool {
         matches!(self.store, Store::File(..))
+    }
+
+    /// A second handle on the column's temporary file (`None` in memory): for a thread that
+    /// reads it or gives the kernel advice while the column is borrowed elsewhere.
+    pub(crate) fn file(&self) -> Option<std::fs::File> {
+        match &self.store {
+            Store::File(f, _) => f.try_clone().ok(),
+            Store::Heap(_) => None,
+        }
     }
 
     /// Says that the column will be read in random order: see [`advise_random`].

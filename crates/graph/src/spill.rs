@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, Write};
 
 use crate::idx::Idx;
-use crate::Ints;
+use crate::{width_for, Ints, IntsWriter};
 
 /// Values appended in order, held in a temporary file (in memory when none can be made). A
 /// file that cannot be written or read back stops the work with [`crate::TempFileFailed`].
@@ -100,20 +100,33 @@ pub(crate) fn scatter(
     fill: impl FnOnce(&mut dyn FnMut(usize, u64)),
 ) -> Ints {
     let dir = place.dir.as_deref();
+    if place.files && !place.for_a_phase(n * width_for(max)).files {
+        // Set in memory, then written to the file in order.
+        let mut out = Ints::zeros(n, max);
+        fill(&mut |i, v| out.set(i, v));
+        let mut file = IntsWriter::in_file(max, dir);
+        out.iter().for_each(|v| file.push(v));
+        return file.finish();
+    }
     let mut out = Ints::zeros_placed(n, max, place.files, dir);
     if !out.in_file() || range == 0 {
         fill(&mut |i, v| out.set(i, v));
         return out;
     }
-    let mut buckets: Vec<Spill<u64>> = (0..n.div_ceil(range)).map(|_| Spill::new(dir)).collect();
+    // Each pair as two values as narrow as the larger of an index and a value allows.
+    let widest = max.max(n as u64);
+    let mut buckets: Vec<IntsWriter> = (0..n.div_ceil(range)).map(|_| IntsWriter::in_file(widest, dir)).collect();
     fill(&mut |i, v| {
         let b = &mut buckets[i / range];
         b.push(i as u64);
         b.push(v);
     });
-    for (k, mut b) in buckets.into_iter().enumerate() {
-        let mut at = 0;
-        b.for_each(|j, x| if j % 2 == 0 { at = x as usize } else { out.set(at, x) });
+    for (k, b) in buckets.into_iter().enumerate() {
+        let pairs = b.finish();
+        for j in (0..pairs.len()).step_by(2) {
+            out.set(pairs.get(j) as usize, pairs.get(j + 1));
+        }
+        drop(pairs);
         out.release_range(k * range..((k + 1) * range).min(n));
     }
     out

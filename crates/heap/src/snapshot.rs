@@ -313,10 +313,7 @@ impl Snapshot {
             threads: Vec::new(),
             addr_index,
         };
-        if place.reads_at_random(snap.edges.bytes()) {
-            // The traversals that follow read the references in the order of the graph.
-            snap.edges.advise_random();
-        }
+        snap.reading_edges_in_order(false);
         snap.add_roots(&ix, std::mem::take(&mut scan.roots));
         Ok(snap)
     }
@@ -354,6 +351,17 @@ impl Snapshot {
     /// Where the snapshot's big arrays live; analyses on it put theirs there too.
     pub fn placement(&self) -> &graph::Placement {
         &self.placement
+    }
+
+    /// Says how the references will be read for a while: in object order (`true`), for a pass
+    /// that reads them all, or in the order of the graph (`false`, the default), where out of
+    /// core a page fault should read only its page when the references do not fit.
+    pub fn reading_edges_in_order(&self, in_order: bool) {
+        if in_order {
+            self.edges.advise_sequential();
+        } else if self.placement.reads_at_random(self.edges.bytes()) {
+            self.edges.advise_random();
+        }
     }
 
     /// Takes the per-object arrays (references, classes, sizes) out of resident memory until
