@@ -314,7 +314,8 @@ impl<I: Idx> ReadAhead<I> {
                 }
                 std::thread::sleep(std::time::Duration::from_micros(50));
             }
-            // Behind the loop (it published its place late), only keep up.
+            // Ask only ahead of the loop; behind it, pages asked for would come too late, so
+            // the walk only catches up.
             if at_w.load(Relaxed) > w {
                 for at in (start..end).rev() {
                     let v = self.entry(at);
