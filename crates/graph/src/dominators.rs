@@ -74,10 +74,11 @@ pub struct Dominators {
     idom: Ints,
     /// The reached nodes in DFS preorder.
     order: Ints,
-    /// Out of core only: entry `i` the preorder position of the immediate dominator of the
-    /// node at position `i` (the root's, 0, its own), in a temporary file. Sums over the tree
-    /// then run in preorder, which reads it and `order` in sequence, not `idom` at random.
-    idom_at: Option<Ints>,
+    /// Out of core only: entry `i + 1` the preorder position, plus one, of the immediate
+    /// dominator of the node at position `i` (the array Semi-NCA leaves, kept as it is), in a
+    /// temporary file. Sums over the tree then run in preorder, which reads it and `order` in
+    /// sequence, not `idom` at random.
+    idom_pre: Option<Ints>,
 }
 
 impl PartialEq for Dominators {
@@ -203,7 +204,7 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
         }
     }
     drop(extra);
-    let tree = finish(root, n, vertex, &idom, &place);
+    let tree = finish(root, n, vertex, idom, &place);
     progress.finish();
     tree
 }
@@ -472,31 +473,25 @@ fn group_nontree<I: Idx>(
 }
 
 /// Converts to node numbering: idom per node, and the reached nodes in DFS preorder.
-fn finish<I: Idx>(root: usize, n: usize, mut vertex: Spill<I>, idom_pre: &[I], place: &Placement) -> Dominators {
-    let dir = place.dir.as_deref();
-    let mut order = Ints::zeros_placed(vertex.len(), n as u64, place.files, dir);
-    vertex.for_each(|i, v| order.set(i, v.get() as u64));
-    drop(vertex);
-    let reached = order.len();
+fn finish<I: Idx>(root: usize, n: usize, vertex: Spill<I>, idom_pre: Column<I>, place: &Placement) -> Dominators {
+    // The preorder as the search wrote it, mapped where its values have the width they need.
+    let order = vertex.into_ints(n as u64, place);
     // Out of core, when what sums over the tree in node numbers would read at random does not
     // fit (`idom`, the sums and the weights, about three indices per node), idom goes by
     // ranges and the sums run in preorder. Counting `idom` and `order` only, a 309 MiB limit
     // on Tomcat's 30 M objects summed in node numbers, and took 48.3 s where 203 MiB took 5 s.
     let spread = place.reads_at_random(3 * n * I::BYTES);
-    let mut idom_at = spread.then(|| Ints::zeros_placed(reached, reached as u64, true, dir));
     let idom = scatter(n, n as u64, place, if spread { SCATTER_RANGE } else { 0 }, |set| {
         for (i, node) in order.iter().enumerate() {
             let at = if i == 0 { 0 } else { idom_pre[i + 1].get() - 1 };
-            if let Some(a) = &mut idom_at {
-                a.set(i, at as u64);
-            }
             set(node as usize, order.get(at) + 1);
         }
     });
-    if let Some(a) = &idom_at {
+    let idom_pre = spread.then(|| idom_pre.into_ints());
+    if let Some(a) = &idom_pre {
         a.release();
     }
-    Dominators { root, idom, order, idom_at }
+    Dominators { root, idom, order, idom_pre }
 }
 
 impl Dominators {
@@ -568,8 +563,8 @@ impl Dominators {
 
     /// [`Self::subtree_sums`], the sums placed as `place` says.
     pub fn subtree_sums_placed(&self, weight: impl Fn(usize) -> u64, place: &Placement) -> Ints {
-        if let Some(idom_at) = &self.idom_at {
-            return self.subtree_sums_in_preorder(idom_at, weight, place);
+        if let Some(idom_pre) = &self.idom_pre {
+            return self.subtree_sums_in_preorder(idom_pre, weight, place);
         }
         let total: u64 = self.preorder().map(&weight).sum();
         let mut sum = Ints::zeros_placed(self.idom.len(), total, place.files, place.dir.as_deref());
@@ -587,9 +582,9 @@ impl Dominators {
     }
 
     /// [`Self::subtree_sums_placed`] out of core: summed by preorder position, which reads
-    /// `order` and `idom_at` in sequence and the sums near each other (a dominator is an
+    /// `order` and `idom_pre` in sequence and the sums near each other (a dominator is an
     /// ancestor, often the parent), then moved to node numbering in ranges ([`scatter`]).
-    fn subtree_sums_in_preorder(&self, idom_at: &Ints, weight: impl Fn(usize) -> u64, place: &Placement) -> Ints {
+    fn subtree_sums_in_preorder(&self, idom_pre: &Ints, weight: impl Fn(usize) -> u64, place: &Placement) -> Ints {
         let reached = self.order.len();
         // As narrow as the total of every node's weight allows (a pass in node order: 4 bytes
         // for a heap under 4 GiB, not 8), and read one page per fault when it does not fit, as
@@ -606,10 +601,10 @@ impl Dominators {
             total += w;
         }
         for i in (1..reached).rev() {
-            let at = idom_at.get(i) as usize;
+            let at = idom_pre.get(i + 1) as usize - 1;
             sum.set(at, sum.get(at) + sum.get(i));
         }
-        idom_at.release();
+        idom_pre.release();
         scatter(self.idom.len(), total, place, SCATTER_RANGE, |set| {
             self.order.iter().enumerate().for_each(|(i, node)| set(node as usize, sum.get(i)));
         })

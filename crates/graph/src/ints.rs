@@ -75,6 +75,19 @@ fn write(b: &mut [u8], width: usize, i: usize, v: u64) {
 }
 
 impl Ints {
+    /// The values `width` bytes each, little-endian, that `map` holds: a file another
+    /// structure wrote, adopted without copying.
+    pub(crate) fn from_map(map: memmap2::MmapMut, width: usize) -> Ints {
+        debug_assert!(map.len().is_multiple_of(width));
+        Ints { store: Store::File(map), width }
+    }
+
+    /// The values `width` bytes each, little-endian, in `bytes`.
+    pub(crate) fn from_le_bytes(bytes: Vec<u8>, width: usize) -> Ints {
+        debug_assert!(bytes.len().is_multiple_of(width));
+        Ints { store: Store::Heap(bytes), width }
+    }
+
     /// An empty vector for values up to `max`.
     pub fn new(max: u64) -> Ints {
         Ints { store: Store::Heap(Vec::new()), width: width_for(max) }
@@ -233,7 +246,6 @@ impl Ints {
     #[allow(unsafe_code)] // drops pages of a shared file mapping; see SAFETY below
     pub fn release_range(&self, range: std::ops::Range<usize>) {
         if let Store::File(m) = &self.store {
-            const PAGE: usize = 4096;
             let start = (range.start * self.width).div_ceil(PAGE) * PAGE;
             let end = (range.end * self.width).min(m.len()) / PAGE * PAGE;
             if end > start {
@@ -311,8 +323,9 @@ impl IntsWriter {
 }
 
 /// Bytes appended in order to an unlinked temporary file, mapped when done (in memory when no
-/// file can be made): what [`IntsWriter`] and the packed successor lists are written with.
-pub(crate) struct BytesWriter {
+/// file can be made): what [`IntsWriter`], the packed successor lists and the heap pass's
+/// reference stream are written with.
+pub struct BytesWriter {
     sink: Sink,
     len: usize,
 }
@@ -324,7 +337,7 @@ enum Sink {
 
 impl BytesWriter {
     /// An empty writer, its file in `dir` (the system's temporary directory for `None`).
-    pub(crate) fn in_file(dir: Option<&Path>) -> BytesWriter {
+    pub fn in_file(dir: Option<&Path>) -> BytesWriter {
         let sink = match crate::place::temp_file_in(dir) {
             Ok(f) => Sink::File(std::io::BufWriter::with_capacity(1 << 20, f)),
             Err(_) => Sink::Heap(Vec::new()),
@@ -334,7 +347,7 @@ impl BytesWriter {
 
     /// Appends `bytes`.
     #[inline]
-    pub(crate) fn push(&mut self, bytes: &[u8]) {
+    pub fn push(&mut self, bytes: &[u8]) {
         self.len += bytes.len();
         match &mut self.sink {
             Sink::Heap(b) => b.extend_from_slice(bytes),
@@ -346,13 +359,18 @@ impl BytesWriter {
     }
 
     /// Number of bytes written.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// True when nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// The bytes written (file-backed when written to a file).
     #[allow(unsafe_code)] // maps a file of our own; see SAFETY below
-    pub(crate) fn finish(self) -> Bytes {
+    pub fn finish(self) -> Bytes {
         Bytes(match self.sink {
             Sink::Heap(b) => Store::Heap(b),
             // An empty file cannot be mapped.
@@ -368,7 +386,40 @@ impl BytesWriter {
 }
 
 /// What a [`BytesWriter`] wrote, read as a slice.
-pub(crate) struct Bytes(Store);
+pub struct Bytes(Store);
+
+impl Bytes {
+    /// Asks the kernel to start reading `range` of a file-backed slice now, without waiting:
+    /// a pass that reads it next finds it read, or arriving. Nothing in memory.
+    pub fn prefetch(&self, range: std::ops::Range<usize>) {
+        if let Store::File(m) = &self.0 {
+            let start = range.start.min(m.len()) / PAGE * PAGE;
+            let end = range.end.min(m.len());
+            if end > start {
+                // Advice only: a kernel that refuses it reads on demand as before.
+                let _ = m.advise_range(memmap2::Advice::WillNeed, start, end - start);
+            }
+        }
+    }
+
+    /// Takes the whole pages inside `range` of a file-backed slice out of the process's
+    /// resident memory until they are read again; the bytes stay in the file.
+    #[allow(unsafe_code)] // drops pages of a shared file mapping; see SAFETY below
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        if let Store::File(m) = &self.0 {
+            let start = range.start.div_ceil(PAGE) * PAGE;
+            let end = range.end.min(m.len()) / PAGE * PAGE;
+            if end > start {
+                // SAFETY: a shared mapping of a file keeps its contents when its pages are
+                // dropped: they are read back from the file on the next access.
+                let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+            }
+        }
+    }
+}
+
+/// The page size the kernel maps files in.
+const PAGE: usize = 4096;
 
 impl std::ops::Deref for Bytes {
     type Target = [u8];

@@ -27,12 +27,13 @@ mod place;
 mod progress;
 mod reverse;
 mod spill;
+pub mod varint;
 
 pub use bits::BitSet;
 pub use components::{components, Components, UNREACHED};
 pub use csr::{Csr, CsrBuilder};
 pub use dominators::{dominators, Dominators, Graph};
-pub use ints::{width_for, Ints, IntsWindow, IntsWriter};
+pub use ints::{width_for, Bytes, BytesWriter, Ints, IntsWindow, IntsWriter};
 pub use place::{temp_file_in, Column, Placement, TempFileFailed};
 pub use progress::{NoProgress, Progress};
 pub use reverse::reverse;

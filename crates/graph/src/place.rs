@@ -203,6 +203,22 @@ impl<T: bytemuck::Pod> Column<T> {
         }
     }
 
+    /// The column as [`crate::Ints`] of its values' width, its file adopted without a copy
+    /// where it has one of exactly its values.
+    pub(crate) fn into_ints(self) -> crate::Ints {
+        let width = std::mem::size_of::<T>();
+        debug_assert!(matches!(width, 2 | 4 | 8), "Ints take 2, 4 or 8 bytes a value, not {width}");
+        match self.store {
+            Store::File(_, m) if cfg!(target_endian = "little") && m.len() == self.len * width => {
+                crate::Ints::from_map(m, width)
+            }
+            _ => {
+                let bytes = self.iter().flat_map(|v| to_le(bytemuck::bytes_of(v))).collect();
+                crate::Ints::from_le_bytes(bytes, width)
+            }
+        }
+    }
+
     /// Bytes of process memory the column holds for good (none when in a file).
     pub fn heap_bytes(&self) -> usize {
         match &self.store {
@@ -210,6 +226,12 @@ impl<T: bytemuck::Pod> Column<T> {
             Store::File(..) => 0,
         }
     }
+}
+
+/// A value's native bytes, little-endian.
+fn to_le(native: &[u8]) -> impl Iterator<Item = u8> + '_ {
+    let big = cfg!(target_endian = "big");
+    (0..native.len()).map(move |i| native[if big { native.len() - 1 - i } else { i }])
 }
 
 impl<T: bytemuck::Pod> Default for Column<T> {

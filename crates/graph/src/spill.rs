@@ -72,6 +72,26 @@ impl<I: Idx> Spill<I> {
         out
     }
 
+    /// The values as [`Ints`] for values up to `max`: the file itself when its values have
+    /// that width (mapped, not copied), else a copy placed as `place` says.
+    #[allow(unsafe_code)] // maps a file of our own; see SAFETY below
+    pub(crate) fn into_ints(mut self, max: u64, place: &crate::Placement) -> Ints {
+        if self.len > 0 && width_for(max) == I::BYTES && cfg!(target_endian = "little") {
+            if let Some(w) = self.file.take() {
+                let file = w.into_inner().unwrap_or_else(|e| crate::place::temp_file_failed("write", e.into_error()));
+                // SAFETY: the file is unlinked and only this mapping refers to it.
+                let map = unsafe { memmap2::MmapMut::map_mut(&file) };
+                return Ints::from_map(
+                    map.unwrap_or_else(|e| crate::place::temp_file_failed("read back", e)),
+                    I::BYTES,
+                );
+            }
+        }
+        let mut out = Ints::zeros_placed(self.len, max, place.files, place.dir.as_deref());
+        self.for_each(|i, v| out.set(i, v.get() as u64));
+        out
+    }
+
     /// A reader from the file's start, after flushing what is buffered; `None` in memory.
     fn reader(&mut self) -> Option<BufReader<&mut File>> {
         let w = self.file.as_mut()?;
@@ -149,5 +169,28 @@ mod tests {
             assert_eq!(spilled, memory, "{range} per bucket");
         }
         assert_eq!(memory.get((3 * 389) % n), 0, "an index nothing set");
+    }
+
+    #[test]
+    fn spills_and_columns_become_ints_of_the_same_values() {
+        let files = crate::Placement { files: true, ..crate::Placement::default() };
+        let values: Vec<u32> = (0..70_000u32).map(|i| i.wrapping_mul(2_654_435_761) % 70_000).collect();
+        // Values as wide as the spill's (the file is adopted) and narrower (copied).
+        for max in [69_999, 1 << 20, u64::from(u32::MAX)] {
+            for place in [&files, &crate::Placement::memory()] {
+                let mut spill: Spill<u32> = Spill::new(None);
+                values.iter().for_each(|&v| spill.push(v));
+                let ints = spill.into_ints(max, place);
+                assert_eq!(ints.iter().collect::<Vec<_>>(), values.iter().map(|&v| u64::from(v)).collect::<Vec<_>>());
+            }
+        }
+        for place in [&files, &crate::Placement::memory()] {
+            let column = crate::Column::from_vec(values.clone(), place);
+            let ints = column.into_ints();
+            assert_eq!((ints.width(), ints.in_file()), (4, place.files));
+            assert_eq!(ints.iter().collect::<Vec<_>>(), values.iter().map(|&v| u64::from(v)).collect::<Vec<_>>());
+        }
+        let wide = crate::Column::from_vec(vec![u64::MAX, 7], &files).into_ints();
+        assert_eq!(wide.iter().collect::<Vec<_>>(), vec![u64::MAX, 7]);
     }
 }
