@@ -81,7 +81,7 @@ impl Census {
         let data = dump.data();
         let mut ix = DumpIndex::of(dump)?;
         ix.select(opts.dump)?;
-        let scan = Scan::run(dump, &ix, Keep::Nothing, &graph::Placement::memory(), progress);
+        let scan = Scan::run(dump, &ix, Keep::Nothing, None, &graph::Placement::memory(), progress);
         Ok(Census::from_scan(&ix, scan, opts, data.len() as u64)?.0)
     }
 
@@ -421,6 +421,17 @@ impl<'a> Sizes<'a> {
                 let slot = BasicType::PRIMITIVES.iter().position(|&p| p == elem).unwrap_or(0);
                 (self.prims[slot].unwrap_or(fallback), layout.array_bytes(elem, u64::from(length)))
             }
+        }
+    }
+
+    /// [`Self::of_raw`] for an object whose class is known to be `class`: an instance or an
+    /// object array of it (a primitive array's class comes from its element type).
+    #[inline]
+    pub(crate) fn of_class(&self, class: ClassIdx, raw: RawKind, length: u32) -> (ClassIdx, u64) {
+        match raw {
+            RawKind::Instance(_) => (class, self.census.classes.get(class).instance_bytes),
+            RawKind::ObjArray(_) => (class, self.census.layout.array_bytes(BasicType::Object, u64::from(length))),
+            RawKind::PrimArray(_) => self.of_raw(raw, length),
         }
     }
 

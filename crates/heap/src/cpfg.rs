@@ -110,7 +110,7 @@ impl ClassGraph {
         let data = dump.data();
         let mut ix = DumpIndex::of(dump)?;
         ix.select(opts.dump)?;
-        let mut scan = Scan::run(dump, &ix, Keep::Kinds, &graph::Placement::memory(), progress);
+        let mut scan = Scan::run(dump, &ix, Keep::Kinds, None, &graph::Placement::memory(), progress);
         scan.compact();
         let (mut census, scan) = Census::from_scan(&ix, scan, opts, data.len() as u64)?;
         let sizes = Sizes::new(&census);

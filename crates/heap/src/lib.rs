@@ -27,6 +27,7 @@ pub mod live;
 mod loaders;
 mod memory;
 pub mod names;
+mod refs;
 mod scan;
 mod snapshot;
 mod source;

@@ -12,6 +12,7 @@ use rustc_hash::FxHashMap;
 
 use crate::index::{DumpIndex, Segment};
 use crate::layout::{ArrayGap, GapEvidence};
+use crate::refs::{RefsOut, SegmentRefs};
 use crate::source::Dump;
 use crate::warnings::{WarningKind, Warnings};
 
@@ -126,9 +127,17 @@ pub(crate) const PREFETCH: usize = 32 << 20;
 pub(crate) type Pair = [u64; 2];
 
 impl Scan {
-    /// Scans every segment of `ix`, keeping per object what `keep` asks for. Each segment's
-    /// pages are released from the resident set once read.
-    pub fn run(dump: &Dump, ix: &DumpIndex<'_>, keep: Keep, place: &graph::Placement, progress: &dyn Progress) -> Scan {
+    /// Scans every segment of `ix`, keeping per object what `keep` asks for, and writing every
+    /// object's place and references into `refs` when given. Each segment's pages are
+    /// released from the resident set once read.
+    pub fn run(
+        dump: &Dump,
+        ix: &DumpIndex<'_>,
+        keep: Keep,
+        refs: Option<&RefsOut<'_>>,
+        place: &graph::Placement,
+        progress: &dyn Progress,
+    ) -> Scan {
         let data = dump.data();
         // The index walked every record header and read the names: its pages can go (what
         // is read again comes back from the file), or a file of many segments and names keeps
@@ -172,7 +181,22 @@ impl Scan {
                     dump.prefetch(to, PREFETCH);
                     progress.advance(to - from);
                 };
-                Scan::segment(data, *seg, id_size, keep, android, sink, truncated && i == last, &read)
+                let mut refs = refs.map(|r| r.segment(i));
+                let scan = Scan::segment(
+                    data,
+                    *seg,
+                    id_size,
+                    keep,
+                    refs.as_mut(),
+                    android,
+                    sink,
+                    truncated && i == last,
+                    &read,
+                );
+                if let Some(refs) = refs {
+                    refs.finish();
+                }
+                scan
             })
             .reduce(Scan::default, Scan::merge);
         progress.finish();
@@ -202,6 +226,7 @@ impl Scan {
         seg: Segment,
         id_size: hprof::IdSize,
         keep: Keep,
+        mut refs: Option<&mut SegmentRefs<'_, '_>>,
         android: bool,
         sink: &mut [Pair],
         cut_short: bool,
@@ -237,6 +262,9 @@ impl Scan {
                 }
             };
             passing.at(off);
+            if let Some(refs) = refs.as_mut() {
+                refs.object(off, &rec);
+            }
             // The object's address, kind and length (0 for instances), and with
             // `Keep::Kinds` its kind's segment-local key.
             let (addr, raw, len, key) = match rec {

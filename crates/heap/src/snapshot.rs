@@ -23,6 +23,7 @@ use crate::classes::{Class, ClassIdx, ClassTable, RefStrength};
 use crate::error::Error;
 use crate::index::DumpIndex;
 use crate::live::{self, Live, Traced, Via};
+use crate::refs::{Entry, Layouts, Refs, RefsOut};
 use crate::scan::{Keep, Scan};
 use crate::source::Dump;
 use crate::warnings::WarningKind;
@@ -182,6 +183,9 @@ impl std::fmt::Debug for Snapshot {
     }
 }
 
+/// The object pass's phase when it takes the objects from the heap pass's stream.
+const READ_ONCE: &str = "reading objects (the dump read once)";
+
 /// Objects per chunk of the parallel edge pass.
 pub(crate) const CHUNK: usize = 1 << 16;
 
@@ -205,14 +209,36 @@ impl Snapshot {
         let data = dump.data();
         let mut ix = DumpIndex::of(&dump)?;
         ix.select(opts.dump)?;
-        let scan = Scan::run(&dump, &ix, Keep::Offsets, place, progress);
+        // Out of core, with the classes' layouts known before the heap pass, it keeps every
+        // object's place and references in a stream, and the dump is read once: each pass over
+        // it read it from the disk. Else the heap pass keeps each object's place, and its
+        // record is read again below (in memory, from the page cache: faster than writing and
+        // reading a stream).
+        let layouts = place.files.then(|| Layouts::early(&dump, &ix)).flatten();
+        let out = layouts.as_ref().map(|l| RefsOut::new(l, place.dir.as_deref()));
+        let keep = if out.is_some() { Keep::Nothing } else { Keep::Offsets };
+        let scan = Scan::run(&dump, &ix, keep, out.as_ref(), place, progress);
+        let mut refs = out.map(RefsOut::finish);
+        // The stream has every instance's references only when no class came after it.
+        let laid_out = layouts.as_ref().is_some_and(|l| l.dumps == scan.classes.len());
         let (mut census, mut scan) = Census::from_scan(&ix, scan, opts, data.len() as u64)?;
         progress.start("sorting objects", 1);
         let pieces = std::mem::take(&mut scan.pieces);
-        let (addrs, offsets) =
-            sort_objects(&mut census, std::mem::take(&mut scan.objects), &pieces, data.len() as u64, place);
-        let addr_index = Buckets::over(addrs.len(), |i| addrs.get(i));
+        let kept = match &refs {
+            Some(refs) => Kept::Stream(refs),
+            None => Kept::Pairs(std::mem::take(&mut scan.objects), &pieces),
+        };
+        let (addrs, offsets, order) = sort_objects(&mut census, kept, data.len() as u64, place);
         let n = addrs.len();
+        // The object pass reads the stream where the objects' order comes from its runs.
+        let stream = match (&refs, order) {
+            (Some(refs), Some(order)) if laid_out => Some(StreamOrder::new(refs, order, n)),
+            _ => None,
+        };
+        if stream.is_none() {
+            refs = None;
+        }
+        let addr_index = Buckets::over(addrs.len(), |i| addrs.get(i));
         let lookup = Lookup::new(addrs, &addr_index);
         progress.finish();
         let ctx = Ctx::new(data, &census, &lookup, &offsets);
@@ -220,10 +246,9 @@ impl Snapshot {
         // written in place, and the references themselves, appended in object order. Chunks
         // are multiples of 64 objects, so each owns whole words of the bitset; they are read
         // in parallel a batch at a time, and each batch's references appended when it is
-        // done, which reads the dump once here (out of core, each pass read it from disk).
-        // The counts go where the edge offsets will be (a reference takes at least an id's
-        // bytes in the dump, which bounds their total), and become the offsets in place.
-        progress.start("reading objects", n as u64);
+        // done. The counts go where the edge offsets will be (a reference takes at least an
+        // id's bytes in the dump, which bounds their total), and become the offsets in place.
+        progress.start(if refs.is_some() { READ_ONCE } else { "reading objects" }, n as u64);
         let dir = place.dir.as_deref();
         // File-backed too: the dominator computation releases them while it does not read them.
         let mut class = Ints::zeros_placed(n, census.classes.len() as u64, true, dir);
@@ -234,6 +259,7 @@ impl Snapshot {
         let mut referent_first = vec![0u64; n.div_ceil(64)];
         let cuts: Vec<usize> = (0..=n.div_ceil(CHUNK)).map(|k| (k * CHUNK).min(n)).collect();
         let mut facts: Vec<ChunkFacts> = Vec::with_capacity(cuts.len() - 1);
+        let mut total = 0u64;
         let batch = 4 * rayon::current_num_threads().max(1);
         // The dump's records come in address order from HotSpot: the next batch's bytes are
         // asked for while this one is read, as the scan does.
@@ -244,10 +270,14 @@ impl Snapshot {
                 dump.prefetch(lo, ((hi - lo) as usize).min(crate::scan::PREFETCH * 2));
             }
         };
-        ask(0);
+        if refs.is_none() {
+            ask(0);
+        }
         for first in (0..cuts.len() - 1).step_by(batch) {
             let last = (first + batch).min(cuts.len() - 1);
-            ask(first + batch);
+            if refs.is_none() {
+                ask(first + batch);
+            }
             let part = &cuts[first..=last];
             let shifted: Vec<usize> = part.iter().map(|c| c + 1).collect();
             let words = &mut referent_first[part[0] / 64..part[part.len() - 1].div_ceil(64)];
@@ -260,8 +290,14 @@ impl Snapshot {
                 .enumerate()
                 .map(|(j, (((mut class, mut size8), mut counts), referent))| {
                     let (start, len) = ((first + j) * CHUNK, class.len());
-                    let read = ctx.read_chunk(start, &mut class, &mut size8, &mut counts, referent);
-                    release_block(&dump, &offsets, start..start + len);
+                    let mut objects = match (&refs, &stream) {
+                        (Some(refs), Some(stream)) => Objects::stream(refs, stream, first + j),
+                        _ => Objects::Records,
+                    };
+                    let read = ctx.read_chunk(start, &mut objects, &mut class, &mut size8, &mut counts, referent);
+                    if refs.is_none() {
+                        release_block(&dump, &offsets, start..start + len);
+                    }
                     progress.advance(len as u64);
                     read
                 })
@@ -270,16 +306,15 @@ impl Snapshot {
                 targets.extend(&t);
                 facts.push(f);
             }
+            // The batch's counts become offsets while their pages are at hand.
+            for i in cuts[first] + 1..=cuts[last] {
+                total += edge_offsets.get(i);
+                edge_offsets.set(i, total);
+            }
+            edge_offsets.release_range(cuts[first]..cuts[last]);
         }
         progress.finish();
-        let mut total = 0u64;
-        for i in 1..=n {
-            total += edge_offsets.get(i);
-            edge_offsets.set(i, total);
-            if i % (1 << 20) == 0 {
-                edge_offsets.release_range(i - (1 << 20)..i);
-            }
-        }
+        drop(refs);
         // Both edge arrays are file-backed, so that the dominator computation can take them out
         // of memory while it does not read them ([`Snapshot::release_columns`]).
         let targets = targets.finish();
@@ -743,85 +778,163 @@ struct ChunkFacts {
     warnings: crate::warnings::Warnings,
 }
 
-/// Every object's (address, file offset), class records included, sorted by address and
-/// without duplicates: the dense order of [`ObjIdx`]. Returns the addresses and the offsets,
-/// both in temporary files.
+/// What the heap pass kept of the objects: each segment's (address, offset) pairs in its
+/// piece of one column, or the stream of every object's place and references.
+pub(crate) enum Kept<'a> {
+    Pairs(graph::Column<[u64; 2]>, &'a [std::ops::Range<usize>]),
+    Stream(&'a Refs),
+}
+
+/// How the objects in address order come from the stream's runs: where the class records
+/// are among them (in dense order), and, with several runs, the run each other object comes
+/// from.
+pub(crate) struct Order {
+    pub(crate) class_at: Vec<u64>,
+    pub(crate) run_of: Option<Vec<u8>>,
+}
+
+/// The most runs the object pass reads the stream in at once; a dump with more is read again
+/// record by record.
+const MAX_RUNS: usize = 64;
+
+/// The objects' addresses and file offsets, class records merged in, in address order, each
+/// address once (a warning counts the duplicates left out); and how that order comes from
+/// the stream's runs, when it does, and no address repeats.
 pub(crate) fn sort_objects(
     census: &mut Census,
-    objects: graph::Column<[u64; 2]>,
-    pieces: &[std::ops::Range<usize>],
+    kept: Kept<'_>,
     dump_len: u64,
     place: &graph::Placement,
-) -> (Ints, Ints) {
+) -> (Ints, Ints, Option<Order>) {
     let mut classes: Vec<[u64; 2]> =
         census.classes.iter().filter_map(|(_, c)| c.dump_offset.map(|o| [c.id, o])).collect();
     classes.sort_unstable();
-    let (addrs, offsets, duplicates) = sorted_columns(objects, pieces, &classes, dump_len, place.dir.as_deref());
+    let (addrs, offsets, duplicates, order) = sorted_columns(kept, &classes, dump_len, place);
     census.warnings.add(WarningKind::DuplicateId, duplicates, None, || "objects".into());
-    (addrs, offsets)
+    (addrs, offsets, order.filter(|_| duplicates == 0))
 }
 
-/// The addresses and offsets of `pieces` of `objects` and of the sorted `classes` together,
-/// in address order, the first of each address only, and how many were left out. HotSpot
-/// writes objects in address order: then one pass reads the scan's pieces in place, merges the
-/// few class records in and writes both columns. It replaced moving the pieces together, a
-/// check, a merge in place, a pass dropping duplicates and two splitting the pairs, each of
-/// which read the pairs' file back from disk out of core (13.4 s of Tomcat's 30 M objects
-/// under a 203 MiB limit).
+/// The addresses and offsets of the kept objects and of the sorted `classes` together, in
+/// address order, the first of each address only, how many were left out, and, when the kept
+/// objects come in ascending runs, how the order comes from them. HotSpot writes objects in
+/// address order (or in one ascending run per thread of a parallel dump): then one pass reads
+/// what the heap pass kept where it lies (merging the runs), merges the few class records in
+/// and writes both columns. It replaced moving the pieces together, a check, a merge in
+/// place, a pass dropping duplicates and two splitting the pairs, each of which read the
+/// pairs' file back from disk out of core (13.4 s of Tomcat's 30 M objects under a 203 MiB
+/// limit).
 fn sorted_columns(
-    mut objects: graph::Column<[u64; 2]>,
-    pieces: &[std::ops::Range<usize>],
+    kept: Kept<'_>,
     classes: &[[u64; 2]],
     dump_len: u64,
-    dir: Option<&std::path::Path>,
-) -> (Ints, Ints, u64) {
-    if let Some(done) = split_ascending(&objects, pieces, classes, dump_len, dir) {
-        return done;
-    }
-    let n = crate::scan::compact(&mut objects, pieces);
+    place: &graph::Placement,
+) -> (Ints, Ints, u64, Option<Order>) {
+    let dir = place.dir.as_deref();
+    let mut objects = match kept {
+        Kept::Stream(refs) => {
+            if let Some(runs) = refs.runs().filter(|r| r.len() <= MAX_RUNS) {
+                let merged = merge_runs(runs.iter().map(|r| Box::new(refs.places(r.clone())) as Places<'_>).collect());
+                let done = split_ascending(merged, runs.len() > 1, refs.max_addr(), classes, dump_len, dir);
+                return done.expect("merged runs ascend");
+            }
+            let mut objects = graph::Column::zeros(refs.len() as usize, place);
+            objects.iter_mut().zip(refs.places(refs.all())).for_each(|(o, p)| *o = p);
+            objects
+        }
+        Kept::Pairs(mut objects, pieces) => {
+            let last = pieces.iter().rev().find(|p| !p.is_empty()).map_or(0, |p| objects[p.end - 1][0]);
+            let pairs = pieces.iter().flat_map(|r| objects[r.clone()].iter().map(|&p| (p, 0)));
+            if let Some(done) = split_ascending(pairs, false, last, classes, dump_len, dir) {
+                return done;
+            }
+            crate::scan::compact(&mut objects, pieces);
+            objects
+        }
+    };
+    let n = objects.len();
     objects.resize(n + classes.len());
     objects[n..].copy_from_slice(classes);
     objects.par_sort_unstable();
-    let whole = std::iter::once(0..objects.len()).collect::<Vec<_>>();
-    split_ascending(&objects, &whole, &[], dump_len, dir).expect("sorted pairs ascend")
+    let max = objects.last().map_or(0, |p| p[0]);
+    let (addrs, offsets, duplicates, _) =
+        split_ascending(objects.iter().map(|&p| (p, 0)), false, max, &[], dump_len, dir).expect("sorted pairs ascend");
+    (addrs, offsets, duplicates, None)
 }
 
-/// [`sorted_columns`] while the pieces' pairs ascend; `None` at the first out of order.
+/// The (address, offset) pairs of one run of the stream.
+type Places<'a> = Box<dyn Iterator<Item = [u64; 2]> + 'a>;
+
+/// The pairs of ascending `runs` in one ascending sequence, each with its run's number.
+fn merge_runs<'a>(runs: Vec<Places<'a>>) -> impl Iterator<Item = ([u64; 2], u8)> + 'a {
+    let mut runs: Vec<std::iter::Peekable<Places<'a>>> = runs.into_iter().map(Iterator::peekable).collect();
+    std::iter::from_fn(move || {
+        if let [only] = runs.as_mut_slice() {
+            return only.next().map(|p| (p, 0));
+        }
+        let mut least: Option<(usize, [u64; 2])> = None;
+        for (r, run) in runs.iter_mut().enumerate() {
+            if let Some(&p) = run.peek() {
+                if least.is_none_or(|(_, l)| p < l) {
+                    least = Some((r, p));
+                }
+            }
+        }
+        let (r, p) = least?;
+        runs[r].next();
+        Some((p, r as u8))
+    })
+}
+
+/// [`sorted_columns`] while the `pairs` ascend, the last at most `last`; `None` at the first
+/// out of order. With `runs`, each pair's run is kept for the object pass.
 fn split_ascending(
-    objects: &[[u64; 2]],
-    pieces: &[std::ops::Range<usize>],
+    pairs: impl Iterator<Item = ([u64; 2], u8)>,
+    runs: bool,
+    last: u64,
     classes: &[[u64; 2]],
     dump_len: u64,
     dir: Option<&std::path::Path>,
-) -> Option<(Ints, Ints, u64)> {
-    let last_object = pieces.iter().rev().find(|p| !p.is_empty()).map(|p| objects[p.end - 1]);
-    let max = [last_object.as_ref(), classes.last()].into_iter().flatten().map(|p| p[0]).max().unwrap_or(0);
+) -> Option<(Ints, Ints, u64, Option<Order>)> {
+    let max = classes.last().map_or(last, |c| c[0].max(last));
     let (mut addrs, mut offsets) = (graph::IntsWriter::in_file(max, dir), graph::IntsWriter::in_file(dump_len, dir));
-    let (mut duplicates, mut last) = (0u64, None);
+    // Returns how many addresses are written: the index of the last one, plus one.
+    let (mut duplicates, mut at, mut written) = (0u64, None, 0u64);
     let mut emit = |[addr, off]: [u64; 2]| {
-        if last == Some(addr) {
+        if at == Some(addr) {
             duplicates += 1;
         } else {
-            last = Some(addr);
+            at = Some(addr);
             addrs.push(addr);
             offsets.push(off);
+            written += 1;
         }
+        written
     };
-    let (mut c, mut previous) = (0, [0, 0]);
-    for &p in pieces.iter().flat_map(|r| &objects[r.clone()]) {
+    let (mut c, mut previous, mut class_at) = (0, [0, 0], Vec::with_capacity(classes.len()));
+    let mut run_of = Vec::new();
+    for (p, run) in pairs {
         // Above the last address, the pairs cannot ascend to it; nor could the writer hold it.
         if p < previous || p[0] > max {
             return None;
         }
         previous = p;
         while c < classes.len() && classes[c] <= p {
-            emit(classes[c]);
+            class_at.push(emit(classes[c]) - 1);
             c += 1;
+            if runs {
+                run_of.push(0);
+            }
         }
         emit(p);
+        if runs {
+            run_of.push(run);
+        }
     }
-    classes[c..].iter().for_each(|&p| emit(p));
-    Some((addrs.finish(), offsets.finish(), duplicates))
+    for &p in &classes[c..] {
+        class_at.push(emit(p) - 1);
+    }
+    let order = Order { class_at, run_of: runs.then_some(run_of) };
+    Some((addrs.finish(), offsets.finish(), duplicates, Some(order)))
 }
 
 /// How the build finds an object's index by address: a rank bitmap over the heap's span
@@ -867,12 +980,13 @@ impl<'a> Ctx<'a> {
         Ctx { data, id_size: census.header.id_size, census, lookup, offsets, sizes: Sizes::new(census) }
     }
 
-    /// Reads the objects from `start`: class, size in 8-byte units, number of references that
-    /// resolve and whether the first is a Reference's referent into the windows, and the
-    /// references that resolve, in order, into the vector returned.
+    /// Reads the objects from `start`, from `objects`: class, size in 8-byte units, number of
+    /// references that resolve and whether the first is a Reference's referent into the
+    /// windows, and the references that resolve, in order, into the vector returned.
     fn read_chunk(
         &self,
         start: usize,
+        objects: &mut Objects<'_>,
         class: &mut graph::IntsWindow<'_>,
         size8: &mut graph::IntsWindow<'_>,
         counts: &mut graph::IntsWindow<'_>,
@@ -881,40 +995,136 @@ impl<'a> Ctx<'a> {
         let mut f = ChunkFacts { mirrors: Vec::new(), big_sizes: Vec::new(), warnings: Default::default() };
         let mut targets = Vec::new();
         let classes = &self.census.classes;
+        let mut entry = Entry::default();
         for i in 0..class.len() {
-            let off = self.offsets.get(start + i);
-            let Some(rec) = read_at(self.data, off, self.id_size) else { continue };
-            let (c, bytes) = self.sizes.of_record(&rec);
-            if let SubRecord::Class(d) = &rec {
-                f.mirrors.push((i as u32, d.head.class_id));
-            }
+            let at = start + i;
+            // The object's class and size, its references (non-null, in edge order), whether
+            // the first is a Reference's referent, and whether an instance's field bytes have
+            // another length than its class's fields.
+            let (c, bytes, referent_first, length_mismatch) = match objects.entry(at, &mut entry) {
+                Some(e) => {
+                    // The stream is read only where the early class table is the census's.
+                    let (c, bytes) = match e.class {
+                        Some(c) => self.sizes.of_class(c, e.kind, e.len),
+                        None => self.sizes.of_raw(e.kind, e.len),
+                    };
+                    (c, bytes, e.referent_first, e.length_mismatch)
+                }
+                None => {
+                    let Some(rec) = read_at(self.data, self.offsets.get(at), self.id_size) else { continue };
+                    let (c, bytes) = self.sizes.of_record(&rec);
+                    if let SubRecord::Class(d) = &rec {
+                        f.mirrors.push((i as u32, d.head.class_id));
+                    }
+                    entry.refs.clear();
+                    let mut first = None;
+                    for_each_ref(&rec, classes, self.id_size, |label, id| {
+                        first = first.or(Some(label));
+                        entry.refs.push(id);
+                    });
+                    let cls = classes.get(c);
+                    let length_mismatch = match &rec {
+                        SubRecord::Instance { values, .. } => {
+                            values.len() as u32 != cls.values_bytes && cls.dump_offset.is_some()
+                        }
+                        _ => false,
+                    };
+                    (c, bytes, first.is_some_and(|l| is_referent_label(classes, c, l)), length_mismatch)
+                }
+            };
             class.set(i, u64::from(c.0));
             let units = bytes / 8;
             if units >= BIG_SIZE8 {
                 f.big_sizes.push((i as u32, units));
             }
             size8.set(i, units.min(BIG_SIZE8));
-            let has_referent = classes.get(c).referent_slot.is_some();
             let mut n = 0u32;
-            for_each_ref(&rec, classes, self.id_size, |label, id| match self.lookup.find(id) {
-                Some(t) => {
-                    targets.push(t as u64);
-                    if n == 0 && has_referent && is_referent_label(classes, c, label) {
-                        referent[i / 64] |= 1 << (i % 64);
+            for (k, &id) in entry.refs.iter().enumerate() {
+                match self.lookup.find(id) {
+                    Some(t) => {
+                        targets.push(t as u64);
+                        if k == 0 && referent_first {
+                            referent[i / 64] |= 1 << (i % 64);
+                        }
+                        n += 1;
                     }
-                    n += 1;
+                    None => {
+                        let off = self.offsets.get(at);
+                        f.warnings.add(WarningKind::DanglingReference, 1, Some(off), || format!("id 0x{id:x}"))
+                    }
                 }
-                None => f.warnings.add(WarningKind::DanglingReference, 1, Some(off), || format!("id 0x{id:x}")),
-            });
+            }
             counts.set(i, u64::from(n));
-            if let SubRecord::Instance { values, .. } = &rec {
-                let cls = classes.get(c);
-                if values.len() as u32 != cls.values_bytes && cls.dump_offset.is_some() {
-                    f.warnings.add(WarningKind::FieldLengthMismatch, 1, Some(off), || cls.name.clone());
-                }
+            if length_mismatch {
+                let off = self.offsets.get(at);
+                f.warnings.add(WarningKind::FieldLengthMismatch, 1, Some(off), || classes.get(c).name.clone());
             }
         }
         (f, targets)
+    }
+}
+
+/// Where each object comes from in the stream, for the object pass: the class records' places
+/// (in dense order), each other object's run when there are several, and the stream index at
+/// which each run is at the start of each chunk.
+pub(crate) struct StreamOrder {
+    class_at: Vec<u64>,
+    run_of: Option<Vec<u8>>,
+    /// Per chunk, per run: the index in the stream of the run's next object.
+    starts: Vec<Vec<u64>>,
+}
+
+impl StreamOrder {
+    /// The order of `n` objects that `order` says comes from `refs`' runs.
+    fn new(refs: &Refs, order: Order, n: usize) -> StreamOrder {
+        let runs = refs.runs().unwrap_or_default();
+        let mut next: Vec<u64> = runs.iter().map(|r| refs.first_entry(r.start)).collect();
+        let mut starts = Vec::with_capacity(n.div_ceil(CHUNK));
+        let mut classes = order.class_at.iter().peekable();
+        for at in 0..n {
+            if at % CHUNK == 0 {
+                starts.push(next.clone());
+            }
+            if classes.next_if_eq(&&(at as u64)).is_some() {
+                continue;
+            }
+            let run = order.run_of.as_ref().map_or(0, |r| usize::from(r[at]));
+            if let Some(next) = next.get_mut(run) {
+                *next += 1;
+            }
+        }
+        StreamOrder { class_at: order.class_at, run_of: order.run_of, starts }
+    }
+}
+
+/// Where the object pass finds a chunk's objects: every record in the dump, or the heap
+/// pass's stream (one reader per run) with the class records in the dump.
+pub(crate) enum Objects<'a> {
+    Records,
+    Stream { readers: Vec<crate::refs::Reader<'a>>, order: &'a StreamOrder, next_class: usize },
+}
+
+impl<'a> Objects<'a> {
+    /// The stream's objects of chunk `chunk` on.
+    fn stream(refs: &'a Refs, order: &'a StreamOrder, chunk: usize) -> Objects<'a> {
+        let start = (chunk * CHUNK) as u64;
+        let next_class = order.class_at.partition_point(|&c| c < start);
+        let readers = order.starts[chunk].iter().map(|&entry| refs.reader(entry)).collect();
+        Objects::Stream { readers, order, next_class }
+    }
+
+    /// Object `at` (the one after the last asked for) decoded into `e`, or `None` where its
+    /// record is to be read.
+    fn entry<'e>(&mut self, at: usize, e: &'e mut Entry) -> Option<&'e Entry> {
+        let Objects::Stream { readers, order, next_class } = self else { return None };
+        if order.class_at.get(*next_class) == Some(&(at as u64)) {
+            *next_class += 1;
+            return None;
+        }
+        let run = order.run_of.as_ref().map_or(0, |r| usize::from(r[at]));
+        let read = readers.get_mut(run).is_some_and(|r| r.next(e, true));
+        debug_assert!(read, "the stream ended before object {at}");
+        read.then_some(e)
     }
 }
 
@@ -1048,6 +1258,151 @@ pub fn decode_text(encoding: TextEncoding, data: &[u8], max_chars: usize) -> Str
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use testkit::{HeapBuilder, ObjRef, Ty};
+
+    /// The phases a build goes through.
+    #[derive(Default)]
+    struct Phases(std::sync::Mutex<Vec<String>>);
+
+    impl Progress for Phases {
+        fn start(&self, phase: &str, _: u64) {
+            self.0.lock().unwrap().push(phase.to_owned());
+        }
+        fn advance(&self, _: u64) {}
+    }
+
+    /// Builds `dump` reading its records twice (in memory) and, out of core, reading it once
+    /// where the heap pass's stream serves; asserts that the snapshots are the same, and
+    /// returns whether the second read the dump once.
+    fn both_ways(dump: Dump) -> bool {
+        let opts = ReadOptions::default();
+        let twice = Snapshot::build(dump.clone(), &opts, &graph::NoProgress);
+        let phases = Phases::default();
+        let files = graph::Placement { files: true, ..graph::Placement::default() };
+        let once = Snapshot::build_placed(dump, &opts, &files, &phases);
+        let (a, b) = match (twice, once) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(a), Err(b)) => {
+                assert_eq!(a.to_string(), b.to_string());
+                return false;
+            }
+            (a, b) => panic!("one build failed: {:?} / {:?}", a.err(), b.err()),
+        };
+        let n = a.object_count() as usize;
+        assert_eq!(n, b.object_count() as usize);
+        assert_eq!(a.class.iter().collect::<Vec<_>>(), b.class.iter().collect::<Vec<_>>(), "classes");
+        assert_eq!(a.size8.iter().collect::<Vec<_>>(), b.size8.iter().collect::<Vec<_>>(), "sizes");
+        assert_eq!(a.big_sizes, b.big_sizes);
+        assert_eq!(a.offsets.iter().collect::<Vec<_>>(), b.offsets.iter().collect::<Vec<_>>(), "offsets");
+        for v in 0..n {
+            let (x, y) = (a.edges.successors(v).collect::<Vec<_>>(), b.edges.successors(v).collect::<Vec<_>>());
+            assert_eq!(x, y, "references of object {v}");
+        }
+        assert_eq!(a.referent_first.iter().collect::<Vec<_>>(), b.referent_first.iter().collect::<Vec<_>>());
+        assert_eq!(a.mirrors, b.mirrors);
+        assert_eq!(a.roots, b.roots);
+        assert_eq!(a.threads, b.threads);
+        assert_eq!(a.census.warnings, b.census.warnings);
+        let read_once = phases.0.lock().unwrap().iter().any(|p| p == READ_ONCE);
+        read_once
+    }
+
+    fn fixture(name: &str) -> Dump {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+        Dump::open(&dir.join(name)).unwrap()
+    }
+
+    #[test]
+    fn real_dumps_read_once_out_of_core_give_the_snapshot_read_twice() {
+        // HotSpot's dumps have their classes first and objects in address order: read once.
+        assert!(both_ways(fixture("demo-jdk17.hprof")));
+        assert!(both_ways(fixture("corpus/openjdk_jdk11_04_x64.hprof.gz")));
+        // The old hprof agent's (several dumps, classes among the objects) and Android's
+        // (class records that claim the array before them) are read twice, and the same.
+        both_ways(fixture("corpus/oracle_jdk7_21_hprofagent.hprof"));
+        assert!(!both_ways(fixture("corpus/dialer.android-hprof")));
+    }
+
+    /// A heap of `shape`'s objects: nodes, weak references (a referent first in their
+    /// references), object arrays and primitive arrays, pointing at each other by index or at
+    /// ids that are not in the dump.
+    fn random_heap(shape: &[(u8, u16, u16)], threads: usize, region: usize, segment: usize) -> Vec<u8> {
+        let mut h = HeapBuilder::new();
+        let node = h.class("com.example.Node", None, &[("next", Ty::Object), ("v", Ty::Int), ("other", Ty::Object)]);
+        let reference = h.class("java.lang.ref.Reference", None, &[("referent", Ty::Object), ("queue", Ty::Object)]);
+        let weak = h.class("java.lang.ref.WeakReference", Some(reference), &[("extra", Ty::Object)]);
+        let target = |objs: &[ObjRef], k: u16| match k % 7 {
+            0 => None,
+            1 => Some(ObjRef(0x7777_0000 + u64::from(k))),
+            _ => objs.get(usize::from(k) % objs.len().max(1)).copied(),
+        };
+        let mut objs = Vec::new();
+        for &(kind, a, _) in shape {
+            objs.push(match kind % 4 {
+                0 => h.instance(node),
+                1 => h.instance(weak),
+                2 => {
+                    let elements: Vec<Option<ObjRef>> =
+                        (0..a % 6).map(|i| target(&objs, a.wrapping_mul(i + 3))).collect();
+                    h.object_array("[Ljava/lang/Object;", &elements)
+                }
+                _ => h.primitive_array(Ty::Byte, u32::from(a % 40)),
+            });
+        }
+        for (i, &(kind, a, b)) in shape.iter().enumerate() {
+            let fields: &[&str] = match kind % 4 {
+                0 => &["next", "other"],
+                1 => &["referent", "queue", "extra"],
+                _ => &[],
+            };
+            for (f, field) in fields.iter().enumerate() {
+                if let Some(t) = target(&objs, if f == 0 { a } else { b.wrapping_add(f as u16) }) {
+                    h.set(objs[i], field, t);
+                }
+            }
+        }
+        if let Some(&first) = objs.first() {
+            h.root(hprof::RootKind::JniGlobal, first);
+        }
+        h.parallel(threads, region).segment_bytes(segment);
+        h.build()
+    }
+
+    proptest! {
+        #[test]
+        fn random_heaps_read_once_give_the_snapshot_read_twice(
+            shape in proptest::collection::vec((any::<u8>(), any::<u16>(), any::<u16>()), 0..300),
+            threads in 1usize..5,
+            region in 1usize..40,
+            segment in 64usize..4096,
+        ) {
+            let bytes = random_heap(&shape, threads, region, segment);
+            prop_assert!(both_ways(Dump::from_vec(bytes)) || shape.is_empty());
+        }
+
+        #[test]
+        fn damaged_heaps_read_once_give_the_snapshot_read_twice(
+            shape in proptest::collection::vec((any::<u8>(), any::<u16>(), any::<u16>()), 1..100),
+            flips in proptest::collection::vec((any::<proptest::sample::Index>(), 1u8..=255), 1..4),
+        ) {
+            let mut bytes = random_heap(&shape, 2, 7, 512);
+            for (at, x) in flips {
+                let at = at.index(bytes.len());
+                bytes[at] ^= x;
+            }
+            both_ways(Dump::from_vec(bytes));
+        }
+    }
+
+    #[test]
+    fn chunks_start_inside_pieces_and_runs() {
+        // More objects than a chunk of the object pass, in pieces of small segments, written
+        // by three threads of a parallel dump: every chunk starts inside a piece of each run.
+        let shape: Vec<(u8, u16, u16)> =
+            (0..(CHUNK as u32 * 5 / 2)).map(|i| ((i % 7) as u8, (i * 31 % 65_521) as u16, (i * 17) as u16)).collect();
+        assert!(both_ways(Dump::from_vec(random_heap(&shape, 3, 5_000, 1 << 16))));
+        assert!(both_ways(Dump::from_vec(random_heap(&shape, 1, 1, 1 << 16))));
+    }
 
     proptest! {
         #[test]
@@ -1076,10 +1431,16 @@ mod tests {
                 spaced.extend_from_slice(chunk);
             }
             let objects = graph::Column::from_vec(spaced, &place);
-            let (addrs, offsets, duplicates) = sorted_columns(objects, &pieces, &b, 1000, None);
+            let (addrs, offsets, duplicates, order) =
+                sorted_columns(Kept::Pairs(objects, &pieces), &b, 1000, &place);
             prop_assert_eq!(addrs.iter().collect::<Vec<_>>(), expect.iter().map(|p| p[0]).collect::<Vec<_>>());
             prop_assert_eq!(offsets.iter().collect::<Vec<_>>(), expect.iter().map(|p| p[1]).collect::<Vec<_>>());
             prop_assert_eq!(duplicates as usize, before - expect.len());
+            // Where the pairs ascend, the class records' places in the result, one each.
+            prop_assert_eq!(order.is_some(), a.is_sorted());
+            if let (Some(order), 0) = (order, duplicates) {
+                prop_assert_eq!(order.class_at.iter().map(|&i| expect[i as usize]).collect::<Vec<_>>(), b);
+            }
         }
     }
 }

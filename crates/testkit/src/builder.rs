@@ -82,6 +82,8 @@ pub struct HeapBuilder {
     version: Version,
     unsegmented: bool,
     heap: Option<(u32, String)>,
+    /// Threads of a parallel dump, and the objects of each region they take turns at.
+    threads: (usize, usize),
 }
 
 impl Default for HeapBuilder {
@@ -117,6 +119,7 @@ impl HeapBuilder {
             version: Version::V102,
             unsegmented: false,
             heap: None,
+            threads: (1, 1),
         };
         h.class_jvm("java/lang/Object", None, &[]);
         h
@@ -131,6 +134,15 @@ impl HeapBuilder {
     /// Writes the header of another HPROF version (1.0.1 and 1.0.3 dumps exist in the wild).
     pub fn version(&mut self, v: Version) -> &mut Self {
         self.version = v;
+        self
+    }
+
+    /// Writes the objects as a parallel dump of `threads` threads does (JDK 21 and later): the
+    /// heap in regions of `region` objects, taken by the threads in turn, each thread's in
+    /// address order, and the threads' parts one after the other; so the file holds one
+    /// ascending run of objects per thread.
+    pub fn parallel(&mut self, threads: usize, region: usize) -> &mut Self {
+        self.threads = (threads.max(1), region.max(1));
         self
     }
 
@@ -478,7 +490,10 @@ impl HeapBuilder {
         subs.extend(self.roots.iter().map(|r| SubRecord::Root(*r)));
         let mut bodies = Vec::new();
         let mut heap = None;
-        for o in &self.objects {
+        let (threads, region) = self.threads;
+        let mut order: Vec<(usize, &ObjSpec)> = self.objects.iter().enumerate().collect();
+        order.sort_by_key(|&(at, _)| (at / region % threads, at));
+        for (_, o) in order {
             let mut b = Writer::new(self.id_size);
             if o.heap != heap {
                 if let Some((heap_id, name)) = &o.heap {
