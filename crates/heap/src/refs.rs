@@ -1,7 +1,7 @@
 //! Every object's place and references as the heap pass reads them, kept in a compact stream
 //! that the snapshot builder reads instead of the dump: out of core, where the dump does not
 //! fit the page cache, every pass over it reads it from the disk, and the stream of a 1.8 GB
-//! Tomcat dump of 30 M objects takes about a tenth of it.
+//! Tomcat dump of 30 M objects takes 298 MB, a sixth of it (10 bytes an object).
 //!
 //! An instance's references can be found only with its class's layout, so the stream is
 //! written when the class dumps come before the first object in the file, as HotSpot writes

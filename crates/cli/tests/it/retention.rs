@@ -5,7 +5,7 @@ use analysis::{retention_roots, strong_closure, ObjSet};
 use graph::NoProgress;
 use heap::{Dump, ObjIdx, Snapshot};
 
-use crate::support::{json, Jdk};
+use crate::support::{json, leakscope, BoundedOutput, Jdk};
 
 /// Dumps a Java program from `tests/java` after it printed READY.
 fn dump_of(main: &str, args: &[&str], xmx: &str) -> (tempfile::TempDir, std::path::PathBuf) {
@@ -76,6 +76,60 @@ fn compiler_heap_retained_sizes_are_exact() {
     assert_eq!(r["groups"][0]["retained_bytes"].as_u64().unwrap(), kept);
     // The compiler's state is most of the heap; an approximate dominator tree shows a fraction.
     assert!(kept * 2 > live, "KEEP retains {kept} of {live} live bytes");
+}
+
+/// How many ascending runs of object addresses `path`'s heap records hold, in file order (an
+/// independent reading with the format crate alone).
+fn ascending_runs(path: &std::path::Path) -> usize {
+    let data = std::fs::read(path).unwrap();
+    let header = hprof::Header::parse(&data).unwrap();
+    let (mut runs, mut last) = (1, 0);
+    let heap = hprof::Records::new(&data, header.len)
+        .map(Result::unwrap)
+        .filter(|r| r.tag == hprof::tag::HEAP_DUMP_SEGMENT || r.tag == hprof::tag::HEAP_DUMP);
+    for r in heap {
+        for item in hprof::SubRecords::new(r.body, r.body_offset(), header.id_size) {
+            let id = match item.unwrap().1 {
+                hprof::SubRecord::Instance { head, .. } => head.object_id,
+                hprof::SubRecord::ObjArray { head, .. } => head.object_id,
+                hprof::SubRecord::PrimArray { head, .. } => head.object_id,
+                _ => continue,
+            };
+            runs += usize::from(id < last);
+            last = id;
+        }
+    }
+    runs
+}
+
+#[test]
+fn a_compiler_heap_dumped_by_two_threads_on_jdk25_is_read_once_out_of_core() {
+    // JDK 21 and later dump in parallel (jcmd's -parallel; since JDK 23 by default for the
+    // MXBean and on OutOfMemoryError too): one file per thread, each in address order,
+    // joined. Out of core, leakscope merges the runs and reads the dump once; its answers
+    // are those of the build in memory, which reads the records twice.
+    let Some(jdk) = Jdk::require25() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    jdk.compile("JavacHeap", dir.path());
+    let jvm = jdk.start_with_args(dir.path(), "JavacHeap", &["-Xmx512m"], &["300"]);
+    let path = dir.path().join("javac-parallel.hprof");
+    jvm.jcmd(&["GC.heap_dump", "-parallel=2", path.to_str().unwrap()]);
+    drop(jvm);
+    assert!(ascending_runs(&path) >= 2, "not a parallel dump: {} run", ascending_runs(&path));
+    let p = path.to_str().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    for args in [vec!["dominators", "--json", "--top", "0"], vec!["suspects", "--json"]] {
+        let in_memory = leakscope(&[args.as_slice(), &[p]].concat());
+        let limited = std::process::Command::new(env!("CARGO_BIN_EXE_leakscope"))
+            .args(&args)
+            .args([p, "--memory-limit", "1M", "--tmp-dir", tmp.path().to_str().unwrap()])
+            .env("LEAKSCOPE_TIMINGS", "1")
+            .bounded_output();
+        let said = String::from_utf8_lossy(&limited.stderr);
+        assert!(limited.status.success(), "{args:?}: {said}");
+        assert!(said.contains("reading objects (the dump read once)"), "{args:?}: {said}");
+        assert_eq!(String::from_utf8_lossy(&limited.stdout), String::from_utf8_lossy(&in_memory.stdout), "{args:?}");
+    }
 }
 
 /// A dump streamed by `testkit::scale` (the generator of `benches/scale.sh`) to `dir`.
