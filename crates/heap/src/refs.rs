@@ -29,6 +29,7 @@
 //! ```
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use graph::varint;
@@ -115,6 +116,9 @@ type Sections = [Range<usize>; 2];
 const PLACES: usize = 0;
 const BODIES: usize = 1;
 
+/// What readers ask the kernel for: a piece's places ([`PLACES`]), or the whole piece.
+const WHOLE: usize = 1;
+
 /// The stream the heap pass writes into, from the segments' threads: the pieces' sections
 /// appended to one temporary file, at these ranges.
 pub(crate) struct RefsOut<'l> {
@@ -163,7 +167,7 @@ impl<'l> RefsOut<'l> {
     pub(crate) fn finish(self) -> Refs {
         let (file, mut pieces) = self.sink.into_inner().unwrap_or_else(|e| e.into_inner());
         pieces.sort_unstable_by_key(|(p, _)| (p.segment, p.seq));
-        let (pieces, ranges): (Vec<Piece>, _) = pieces.into_iter().unzip();
+        let (pieces, ranges): (Vec<Piece>, Vec<Sections>) = pieces.into_iter().unzip();
         let ends = pieces
             .iter()
             .scan(0, |total, p: &Piece| {
@@ -173,7 +177,17 @@ impl<'l> RefsOut<'l> {
             .collect();
         let class_ids =
             (0..self.layouts.classes.len()).map(|c| self.layouts.classes.get(ClassIdx(c as u32)).id).collect();
-        Refs { bytes: file.finish(), ranges, pieces, ends, class_ids }
+        let asked = [AtomicUsize::new(0), AtomicUsize::new(0)];
+        let mut refs =
+            Refs { bytes: file.finish(), ranges, pieces, ends, class_ids, before: Default::default(), asked };
+        refs.before = [PLACES, WHOLE].map(|what| {
+            let mut before = vec![0];
+            for p in 0..refs.pieces.len() {
+                before.push(before[p] + refs.span(p, what).len());
+            }
+            before
+        });
+        refs
     }
 }
 
@@ -307,6 +321,10 @@ pub(crate) struct Refs {
     ends: Vec<u64>,
     /// The early table's class ids, by index.
     class_ids: Vec<u64>,
+    /// What readers ask the kernel for ([`PLACES`] or [`WHOLE`]): its bytes in the pieces
+    /// before each piece (one more entry than pieces), and the first piece not asked for yet.
+    before: [Vec<usize>; 2],
+    asked: [AtomicUsize; 2],
 }
 
 /// One object as the stream has it.
@@ -355,16 +373,35 @@ impl Refs {
         &self.bytes[self.ranges[piece][which].clone()]
     }
 
-    /// Asks the kernel to read section `which` of piece `piece` from the file now; returns its
-    /// length.
-    fn prefetch(&self, piece: usize, which: usize) -> usize {
-        self.bytes.prefetch(self.ranges[piece][which].clone());
-        self.ranges[piece][which].len()
+    /// Asks the kernel for the pieces after `piece` that no reader asked for yet, up to
+    /// [`AHEAD_BYTES`] of them: their places, or with [`WHOLE`] both sections. Pieces land in
+    /// the file in the order segments fill them, not the order they are read in, so its own
+    /// read-ahead does not know them; the object pass's readers of neighbouring chunks share
+    /// what was asked, so each piece is asked for once.
+    fn ask_ahead(&self, piece: usize, what: usize) {
+        let before = &self.before[what];
+        let limit = before[piece + 1] + AHEAD_BYTES;
+        let mut q = self.asked[what].load(Ordering::Relaxed).max(piece + 1);
+        let first = q;
+        while q < self.pieces.len() && before[q] < limit {
+            self.bytes.prefetch(self.span(q, what));
+            q += 1;
+        }
+        if q > first {
+            self.asked[what].fetch_max(q, Ordering::Relaxed);
+        }
     }
 
-    /// Gives back the pages of section `which` of piece `piece`, read for the last time.
-    fn release(&self, piece: usize, which: usize) {
-        self.bytes.release(self.ranges[piece][which].clone());
+    /// Gives back the pages of piece `piece` read for the last time: its places, or with
+    /// [`WHOLE`] both sections.
+    fn release(&self, piece: usize, what: usize) {
+        self.bytes.release(self.span(piece, what));
+    }
+
+    /// Where piece `piece`'s places are in the file, or with [`WHOLE`] both its sections.
+    fn span(&self, piece: usize, what: usize) -> Range<usize> {
+        let [places, bodies] = &self.ranges[piece];
+        places.start..if what == WHOLE { bodies.end } else { places.end }
     }
 
     /// The stream's ascending runs, as ranges of pieces: where the objects ascend across
@@ -398,7 +435,6 @@ impl Refs {
     /// The address and file offset of every object of `pieces`, in file order, read from the
     /// places alone.
     pub(crate) fn places(&self, pieces: Range<usize>) -> impl Iterator<Item = Pair> + '_ {
-        let mut ahead = Ahead::new(self, PLACES);
         let mut places = Section::default();
         let mut piece = pieces.start;
         std::iter::from_fn(move || {
@@ -409,7 +445,7 @@ impl Refs {
                 if piece >= pieces.end {
                     return None;
                 }
-                ahead.at(piece);
+                self.ask_ahead(piece, PLACES);
                 places = Section::new(self.section(piece, PLACES), self.pieces[piece].first_offset);
                 piece += 1;
             }
@@ -420,13 +456,7 @@ impl Refs {
     /// A reader of the objects from the `entry`th on.
     pub(crate) fn reader(&self, entry: u64) -> Reader<'_> {
         let piece = self.ends.partition_point(|&end| end <= entry);
-        let mut r = Reader {
-            refs: self,
-            piece,
-            places: Section::default(),
-            bodies: Section::default(),
-            ahead: Ahead::new(self, BODIES),
-        };
+        let mut r = Reader { refs: self, piece, places: Section::default(), bodies: Section::default() };
         r.enter(piece);
         let skip = entry - self.first_entry(piece);
         let mut e = Entry::default();
@@ -471,36 +501,6 @@ impl<'r> Section<'r> {
     }
 }
 
-/// Asks the kernel for one section of the pieces after the one being read, [`AHEAD_BYTES`] of
-/// them: pieces land in the file in the order segments fill them, not the order they are read
-/// in, so its own read-ahead does not know them.
-struct Ahead<'r> {
-    refs: &'r Refs,
-    which: usize,
-    /// The first piece not asked for yet, and the bytes asked for beyond the current piece.
-    asked: usize,
-    bytes: usize,
-}
-
-impl<'r> Ahead<'r> {
-    fn new(refs: &'r Refs, which: usize) -> Ahead<'r> {
-        Ahead { refs, which, asked: 0, bytes: 0 }
-    }
-
-    /// The reader is at piece `piece`.
-    fn at(&mut self, piece: usize) {
-        if self.asked <= piece {
-            (self.asked, self.bytes) = (piece + 1, 0);
-        } else {
-            self.bytes = self.bytes.saturating_sub(self.refs.section(piece, self.which).len());
-        }
-        while self.asked < self.refs.pieces.len() && self.bytes < AHEAD_BYTES {
-            self.bytes += self.refs.prefetch(self.asked, self.which);
-            self.asked += 1;
-        }
-    }
-}
-
 /// Reads the stream's objects in order, whole, asking the kernel for the pieces ahead and
 /// giving back the pages of those it has passed.
 pub(crate) struct Reader<'r> {
@@ -508,7 +508,6 @@ pub(crate) struct Reader<'r> {
     piece: usize,
     places: Section<'r>,
     bodies: Section<'r>,
-    ahead: Ahead<'r>,
 }
 
 impl Reader<'_> {
@@ -520,7 +519,7 @@ impl Reader<'_> {
         }
         self.places = Section::new(self.refs.section(piece, PLACES), self.refs.pieces[piece].first_offset);
         self.bodies = Section::new(self.refs.section(piece, BODIES), 0);
-        self.ahead.at(piece);
+        self.refs.ask_ahead(piece, WHOLE);
     }
 
     /// Decodes the next object into `e` (its references only `with_refs`); false at the end.
@@ -529,7 +528,7 @@ impl Reader<'_> {
             if self.piece >= self.refs.pieces.len() {
                 return false;
             }
-            self.refs.release(self.piece, BODIES);
+            self.refs.release(self.piece, WHOLE);
             self.enter(self.piece + 1);
         }
         let [addr, _] = self.places.place();
