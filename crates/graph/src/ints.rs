@@ -46,6 +46,22 @@ impl Store {
             Store::File(m) => m,
         }
     }
+
+    /// Takes the whole pages inside bytes `range` of a file-backed store out of the process's
+    /// resident memory until they are read again; the bytes stay in the file. Nothing in
+    /// memory.
+    #[allow(unsafe_code)] // drops pages of a shared file mapping; see SAFETY below
+    fn release(&self, range: std::ops::Range<usize>) {
+        if let Store::File(m) = self {
+            let start = range.start.div_ceil(PAGE) * PAGE;
+            let end = range.end.min(m.len()) / PAGE * PAGE;
+            if end > start {
+                // SAFETY: a shared mapping of a file keeps its contents when its pages are
+                // dropped: they are read back from the file on the next access.
+                let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+            }
+        }
+    }
 }
 
 /// A vector of unsigned integers of one byte width (2, 4, 5 or 8), in memory or in a file.
@@ -243,17 +259,8 @@ impl Ints {
     }
 
     /// [`Self::release`] for values `range` only (the whole pages inside it).
-    #[allow(unsafe_code)] // drops pages of a shared file mapping; see SAFETY below
     pub fn release_range(&self, range: std::ops::Range<usize>) {
-        if let Store::File(m) = &self.store {
-            let start = (range.start * self.width).div_ceil(PAGE) * PAGE;
-            let end = (range.end * self.width).min(m.len()) / PAGE * PAGE;
-            if end > start {
-                // SAFETY: a shared mapping of a file keeps its contents when its pages are
-                // dropped: they are read back from the file on the next access.
-                let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
-            }
-        }
+        self.store.release(range.start * self.width..range.end * self.width);
     }
 }
 
@@ -404,17 +411,8 @@ impl Bytes {
 
     /// Takes the whole pages inside `range` of a file-backed slice out of the process's
     /// resident memory until they are read again; the bytes stay in the file.
-    #[allow(unsafe_code)] // drops pages of a shared file mapping; see SAFETY below
     pub fn release(&self, range: std::ops::Range<usize>) {
-        if let Store::File(m) = &self.0 {
-            let start = range.start.div_ceil(PAGE) * PAGE;
-            let end = range.end.min(m.len()) / PAGE * PAGE;
-            if end > start {
-                // SAFETY: a shared mapping of a file keeps its contents when its pages are
-                // dropped: they are read back from the file on the next access.
-                let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
-            }
-        }
+        self.0.release(range);
     }
 }
 
