@@ -101,10 +101,9 @@ struct Piece {
     seq: u32,
     entries: u64,
     first_offset: u64,
-    /// The first and last object's addresses, and the greatest.
+    /// The first and last object's addresses.
     first_addr: u64,
     last_addr: u64,
-    max_addr: u64,
     /// Its objects' addresses ascend (or repeat).
     ascending: bool,
 }
@@ -147,7 +146,6 @@ impl<'l> RefsOut<'l> {
             prev_offset: 0,
             prev_addr: 0,
             first_addr: 0,
-            max_addr: 0,
             ascending: true,
             splits: 0,
         }
@@ -204,7 +202,6 @@ pub(crate) struct SegmentRefs<'o, 'l> {
     prev_offset: u64,
     prev_addr: u64,
     first_addr: u64,
-    max_addr: u64,
     ascending: bool,
     /// Pieces begun where the objects went down.
     splits: u32,
@@ -258,7 +255,7 @@ impl SegmentRefs<'_, '_> {
         }
         if self.entries == 0 {
             (self.first_offset, self.prev_offset, self.prev_addr) = (off, off, 0);
-            (self.first_addr, self.max_addr, self.ascending) = (addr, addr, true);
+            (self.first_addr, self.ascending) = (addr, true);
         }
         varint::push(&mut self.places, off - self.prev_offset);
         varint::push(&mut self.places, varint::zigzag(addr.wrapping_sub(self.prev_addr) as i64));
@@ -278,7 +275,6 @@ impl SegmentRefs<'_, '_> {
             }
         }
         (self.prev_offset, self.prev_addr) = (off, addr);
-        self.max_addr = self.max_addr.max(addr);
         self.entries += 1;
         if self.places.len() + self.bodies.len() >= PIECE_BYTES {
             self.flush();
@@ -296,7 +292,6 @@ impl SegmentRefs<'_, '_> {
             first_offset: self.first_offset,
             first_addr: self.first_addr,
             last_addr: self.prev_addr,
-            max_addr: self.max_addr,
             ascending: self.ascending,
         };
         self.out.append(piece, &self.places, &self.bodies);
@@ -363,9 +358,10 @@ impl Refs {
         self.ends.last().copied().unwrap_or(0)
     }
 
-    /// The greatest address in the stream.
+    /// The greatest address in the stream, where its pieces ascend ([`Self::runs`]): the
+    /// greatest of their last.
     pub(crate) fn max_addr(&self) -> u64 {
-        self.pieces.iter().map(|p| p.max_addr).max().unwrap_or(0)
+        self.pieces.iter().map(|p| p.last_addr).max().unwrap_or(0)
     }
 
     /// Section `which` of piece `piece`.

@@ -218,7 +218,7 @@ impl Snapshot {
         let out = layouts.as_ref().map(|l| RefsOut::new(l, place.dir.as_deref()));
         let keep = if out.is_some() { Keep::Nothing } else { Keep::Offsets };
         let scan = Scan::run(&dump, &ix, keep, out.as_ref(), place, progress);
-        let mut refs = out.map(RefsOut::finish);
+        let refs = out.map(RefsOut::finish);
         // The stream has every instance's references only when no class came after it.
         let laid_out = layouts.as_ref().is_some_and(|l| l.dumps == scan.classes.len());
         let (mut census, mut scan) = Census::from_scan(&ix, scan, opts, data.len() as u64)?;
@@ -231,13 +231,13 @@ impl Snapshot {
         let (addrs, offsets, order) = sort_objects(&mut census, kept, data.len() as u64, place);
         let n = addrs.len();
         // The object pass reads the stream where the objects' order comes from its runs.
-        let stream = match (&refs, order) {
-            (Some(refs), Some(order)) if laid_out => Some(StreamOrder::new(refs, order, n)),
+        let stream = match (refs, order) {
+            (Some(refs), Some(order)) if laid_out => {
+                let order = StreamOrder::new(&refs, order, n);
+                Some((refs, order))
+            }
             _ => None,
         };
-        if stream.is_none() {
-            refs = None;
-        }
         let addr_index = Buckets::over(addrs.len(), |i| addrs.get(i));
         let lookup = Lookup::new(addrs, &addr_index);
         progress.finish();
@@ -248,7 +248,7 @@ impl Snapshot {
         // in parallel a batch at a time, and each batch's references appended when it is
         // done. The counts go where the edge offsets will be (a reference takes at least an
         // id's bytes in the dump, which bounds their total), and become the offsets in place.
-        progress.start(if refs.is_some() { READ_ONCE } else { "reading objects" }, n as u64);
+        progress.start(if stream.is_some() { READ_ONCE } else { "reading objects" }, n as u64);
         let dir = place.dir.as_deref();
         // File-backed too: the dominator computation releases them while it does not read them.
         let mut class = Ints::zeros_placed(n, census.classes.len() as u64, true, dir);
@@ -270,12 +270,12 @@ impl Snapshot {
                 dump.prefetch(lo, ((hi - lo) as usize).min(crate::scan::PREFETCH * 2));
             }
         };
-        if refs.is_none() {
+        if stream.is_none() {
             ask(0);
         }
         for first in (0..cuts.len() - 1).step_by(batch) {
             let last = (first + batch).min(cuts.len() - 1);
-            if refs.is_none() {
+            if stream.is_none() {
                 ask(first + batch);
             }
             let part = &cuts[first..=last];
@@ -290,12 +290,12 @@ impl Snapshot {
                 .enumerate()
                 .map(|(j, (((mut class, mut size8), mut counts), referent))| {
                     let (start, len) = ((first + j) * CHUNK, class.len());
-                    let mut objects = match (&refs, &stream) {
-                        (Some(refs), Some(stream)) => Objects::stream(refs, stream, first + j),
-                        _ => Objects::Records,
+                    let mut objects = match &stream {
+                        Some((refs, order)) => Objects::stream(refs, order, first + j),
+                        None => Objects::Records,
                     };
                     let read = ctx.read_chunk(start, &mut objects, &mut class, &mut size8, &mut counts, referent);
-                    if refs.is_none() {
+                    if stream.is_none() {
                         release_block(&dump, &offsets, start..start + len);
                     }
                     progress.advance(len as u64);
@@ -314,7 +314,7 @@ impl Snapshot {
             edge_offsets.release_range(cuts[first]..cuts[last]);
         }
         progress.finish();
-        drop(refs);
+        drop(stream);
         // Both edge arrays are file-backed, so that the dominator computation can take them out
         // of memory while it does not read them ([`Snapshot::release_columns`]).
         let targets = targets.finish();
