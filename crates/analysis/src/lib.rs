@@ -40,5 +40,5 @@ pub use retention::{
 };
 pub use roots::{roots_report, VM_HELD_CLASS};
 pub use selector::{SelectError, Selector};
-pub use summary::{summarize, summarize_live, summarize_snapshot};
+pub use summary::{incomplete, summarize, summarize_live, summarize_snapshot};
 pub use suspects::suspects;

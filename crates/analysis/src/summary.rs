@@ -22,6 +22,10 @@ pub fn summarize(graph: &ClassGraph, source: &str) -> HeapSummary {
         .collect();
     let mut summary = with_nodes(&graph.census, &graph.live, &graph.paths, source, edges);
     summary.loaders = graph.loaders.iter().map(loader_copies).collect();
+    summary.process = Some(growth::ProcessMark {
+        threads: graph.process.threads.iter().map(|&(tid, native)| [tid, native]).collect(),
+        main_class: graph.process.main_class.clone(),
+    });
     summary
 }
 
@@ -152,5 +156,19 @@ fn with_nodes(
         loaders: Vec::new(),
         unreachable_instances: all.instances.saturating_sub(total_instances),
         unreachable_bytes: all.shallow_bytes.saturating_sub(total_bytes),
+        incomplete: incomplete(&census.warnings),
+        process: None,
     }
+}
+
+/// Why a dump was not read whole, when it was not: the problems that leave out heap data
+/// (a cut, unreadable heap records), as their warnings word them.
+pub fn incomplete(w: &heap::Warnings) -> Option<String> {
+    let why: Vec<String> = w
+        .items()
+        .iter()
+        .filter(|i| matches!(i.kind, heap::WarningKind::Truncated | heap::WarningKind::UnreadableSegmentTail))
+        .map(|i| i.to_string())
+        .collect();
+    (!why.is_empty()).then(|| why.join("; "))
 }

@@ -58,6 +58,31 @@ pub fn gate_can_judge(options: &growth::Options, heaps: usize, what: &str) -> Re
     Ok(())
 }
 
+/// A gate's verdict needs the whole evidence: a series with an input not read whole, heaps of
+/// several processes, or too little data to judge gives an error (exit 2), not a pass.
+pub fn gate_has_evidence(report: &report::GrowthReport) -> Result<()> {
+    if let Some(why) = report.incomplete.first() {
+        return Err(Error::Usage(format!(
+            "--fail-on-growth cannot pass on input it could not read whole: {why}{}",
+            if report.incomplete.len() > 1 {
+                format!(" (and {} more)", report.incomplete.len() - 1)
+            } else {
+                String::new()
+            }
+        )));
+    }
+    if !report.other_processes.is_empty() {
+        return Err(Error::Usage(format!(
+            "--fail-on-growth needs the heaps of one JVM process, and {} come from another process than the last heap: give one process's heaps",
+            report.other_processes.join(", ")
+        )));
+    }
+    if let Some(why) = &report.not_enough_data {
+        return Err(Error::Usage(format!("--fail-on-growth cannot judge this series: {why}")));
+    }
+    Ok(())
+}
+
 /// Summarises dumps or saved summaries, oldest first, and ranks them.
 pub fn read_series(req: SeriesRequest<'_>, reporter: &dyn Reporter) -> Result<Series> {
     let n = req.inputs.len();

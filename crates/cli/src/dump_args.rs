@@ -131,6 +131,9 @@ pub fn report_warnings(w: &heap::Warnings, quiet: bool, explain: bool) {
             kept.1 = kept.1.or(item.first_offset);
         }
     }
+    if let Some(why) = analysis::incomplete(w) {
+        kept.2.push(why);
+    }
 }
 
 /// Checks that `path` can be written, before any analysis: an output that cannot be written
@@ -167,9 +170,9 @@ pub fn parse_selector(s: &str) -> Result<analysis::Selector, String> {
     s.parse().map_err(|e: analysis::SelectError| e.to_string())
 }
 
-/// The warnings of the dumps this command read (text, and where a truncated one was cut);
-/// `None` when it read none.
-type ReadWarnings = (Vec<String>, Option<u64>);
+/// The warnings of the dumps this command read (text, where a truncated one was cut, and why
+/// each dump not read whole was not); `None` when it read none.
+type ReadWarnings = (Vec<String>, Option<u64>, Vec<String>);
 static READ_WARNINGS: std::sync::Mutex<Option<ReadWarnings>> = std::sync::Mutex::new(None);
 
 /// Prints a report on stdout: one JSON document with `--json`, else its text form. Every
@@ -182,14 +185,23 @@ pub fn emit<R: serde::Serialize>(json: bool, report: &R, text: impl FnOnce(&R) -
         let read = READ_WARNINGS.lock().unwrap_or_else(|e| e.into_inner()).clone();
         if let Some(fields) = doc.as_object_mut() {
             fields.insert("schema_version".into(), serde_json::json!(report::SCHEMA_VERSION));
-            if let Some((warnings, cut)) = read {
+            if let Some((warnings, cut, _)) = read {
                 fields.insert("warnings".into(), serde_json::json!(warnings));
                 fields.insert("truncated_at".into(), serde_json::json!(cut));
             }
         }
         outln!("{}", serde_json::to_string(&doc)?)?;
     } else {
-        out!("{}", text(report))?;
+        let text = text(report);
+        // Every verdict on a dump not read whole says so first, where a reader of the result
+        // looks (the warning on stderr is easily lost): a cut dump is not a heap without leaks.
+        let read = READ_WARNINGS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some((_, _, incomplete)) = read.filter(|_| !text.contains("INCOMPLETE INPUT: ")) {
+            for why in incomplete {
+                outln!("INCOMPLETE DUMP: {why}: the results below cover only what was read")?;
+            }
+        }
+        out!("{}", text)?;
     }
     Ok(Exit::Success)
 }

@@ -19,6 +19,7 @@
 //! assert_eq!(report.candidates[0].class, "Session");
 //! ```
 
+mod process;
 pub mod ranking;
 pub mod ratio;
 mod series;
@@ -28,14 +29,27 @@ mod summary;
 
 use rustc_hash::FxHashMap;
 
+pub use process::{process_starts, same_process};
 pub use ranking::{judge, judge_at, kept, positions, sampling_error, Method, Options, Verdict, RUN_MIN_SPAN_MS};
 pub use ratio::{ratio_rank, RatioParams, RatioRank};
 pub use series::{ClassSeries, EdgeSeries, Series};
-pub use summary::{statics_of, ClassVolume, EdgeVolume, HeapSummary, LoaderCopies, PathVolume};
+pub use summary::{statics_of, ClassVolume, EdgeVolume, HeapSummary, LoaderCopies, PathVolume, ProcessMark};
 
 /// Ranks a series of heaps (oldest first) and reports the growing classes with their slices;
-/// `explain` names classes whose verdict to report whatever it is.
+/// `explain` names classes whose verdict to report whatever it is. Only the heaps of the last
+/// heap's process are judged (a note says which were left out), and the heaps that could not
+/// be read whole are listed ([`report::GrowthReport::incomplete`]).
 pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> report::GrowthReport {
+    let (last, mixed) = process::last_process(summaries);
+    let mut report = analyze_one_process(&summaries[last..], o, explain);
+    report.other_processes = summaries[..last].iter().map(|s| s.source.clone()).collect();
+    report.notes.extend(mixed);
+    report.incomplete =
+        summaries.iter().filter_map(|s| Some(format!("{}: {}", s.source, s.incomplete.as_deref()?))).collect();
+    report
+}
+
+fn analyze_one_process(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> report::GrowthReport {
     let series = Series::new(summaries);
     let holders = slice::growing_holders(&series, o);
     let mut candidates: Vec<report::Candidate> = series
@@ -77,6 +91,8 @@ pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> re
         notes: notes(summaries.len(), series.at.is_some(), o),
         not_enough_data: too_few(summaries.len(), o),
         expected_dead: None,
+        incomplete: Vec::new(),
+        other_processes: Vec::new(),
     };
     if report.not_enough_data.is_none() {
         report.not_enough_data = too_short(summaries, o);

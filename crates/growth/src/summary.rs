@@ -98,6 +98,25 @@ pub struct HeapSummary {
     /// Their bytes.
     #[serde(default)]
     pub unreachable_bytes: u64,
+    /// Why the heap could not be read whole (a dump cut short, still being written, or with
+    /// heap data that could not be read), when so: its figures cover only what was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
+    /// The JVM process it came from, as far as the heap tells (heap dumps only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessMark>,
+}
+
+/// What tells one JVM process's heaps from another's (see [`crate::process_starts`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+pub struct ProcessMark {
+    /// The live platform threads: Java id (`Thread.tid`) and the address of the VM's thread
+    /// structure (`Thread.eetop`), sorted by id. A thread keeps its address while it lives; the
+    /// JDK's own threads have the same ids in every process, at other addresses.
+    pub threads: Vec<[u64; 2]>,
+    /// The class whose `main` method a thread's outermost frame runs, when one still does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_class: Option<String>,
 }
 
 /// The referrer name that stands for the static fields of class `name`.

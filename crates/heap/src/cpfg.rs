@@ -25,6 +25,7 @@ use crate::classes::ClassIdx;
 use crate::error::Error;
 use crate::index::{DumpIndex, Segment};
 use crate::live::{self, Live, PathNode, Traced, Via, LOADER_SLOT, NONE, REFERENT_SLOT, SUPER_SLOT};
+use crate::process::{ProcessMark, ThreadFields};
 use crate::scan::{Keep, RawKind, Scan};
 use crate::snapshot::{for_each_field_ref, for_each_ref, CHUNK};
 use crate::source::Dump;
@@ -71,6 +72,8 @@ pub struct ClassGraph {
     /// Each object's path node and search parent, by rank (the [`crate::ObjIdx`] of the
     /// same dump's snapshot), when [`ClassGraph::build_keeping`] asked for them.
     pub objects: Option<Live>,
+    /// The process the dump came from, as far as it tells (see [`crate::process`]).
+    pub process: ProcessMark,
 }
 
 /// (referrer, referent class) packed by [`edge_key`] → (bytes, references).
@@ -169,7 +172,8 @@ impl ClassGraph {
                 mirror_of.insert(r as u32, i);
             }
         }
-        let ctx = EdgeCtx { census: &census, id_size: ix.header.id_size, ranks: &ranks };
+        let threads = ThreadFields::new(&census.classes, ix.header.id_size);
+        let ctx = EdgeCtx { census: &census, id_size: ix.header.id_size, ranks: &ranks, threads: &threads };
         progress.start("reading references", ix.heap_bytes());
         let segs: Vec<SegEdges> = ix
             .segments
@@ -182,6 +186,11 @@ impl ClassGraph {
             })
             .collect();
         progress.finish();
+        let mut process = ProcessMark { threads: Vec::new(), main_class: crate::process::main_class(&ix) };
+        for seg in &segs {
+            process.threads.extend_from_slice(&seg.threads);
+        }
+        process.threads.sort_unstable();
         let refs = Refs::by_rank(n, segs);
         let roots: Vec<(u32, hprof::RootKind)> =
             scan_roots.iter().filter_map(|(_, r)| Some((ranks.rank(r.object_id)? as u32, r.kind))).collect();
@@ -229,7 +238,7 @@ impl ClassGraph {
             traced.is_live(r).then(|| ClassIdx((kind[r].load(Ordering::Relaxed) >> 32) as u32))
         });
         let paths = if keep { traced.nodes.clone() } else { std::mem::take(&mut traced.nodes) };
-        Ok(ClassGraph { census, live: live_totals, edges, paths, loaders, objects: keep.then_some(traced) })
+        Ok(ClassGraph { census, live: live_totals, edges, paths, loaders, objects: keep.then_some(traced), process })
     }
 }
 
@@ -254,6 +263,7 @@ struct EdgeCtx<'a> {
     census: &'a Census,
     id_size: hprof::IdSize,
     ranks: &'a AddrRank,
+    threads: &'a ThreadFields,
 }
 
 /// The references of one segment's objects that have any: each object's rank, where its
@@ -265,6 +275,8 @@ struct SegEdges {
     starts: Vec<u32>,
     targets: Vec<u32>,
     slots: Vec<u16>,
+    /// The threads among the segment's objects: Java id and native handle.
+    threads: Vec<(u64, u64)>,
 }
 
 impl EdgeCtx<'_> {
@@ -291,6 +303,7 @@ impl EdgeCtx<'_> {
                     let Some(class) = classes.by_id(head.class_id) else { continue };
                     let c = classes.get(class);
                     let weak = c.referent_slot.filter(|_| c.ref_strength != RefStrength::Strong);
+                    out.threads.extend(self.threads.read(class, values));
                     for_each_field_ref(c, values, self.id_size, |s, id| {
                         add(id, if Some(s) == weak { REFERENT_SLOT } else { s as u16 });
                     });

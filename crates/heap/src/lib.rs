@@ -27,6 +27,7 @@ pub mod live;
 mod loaders;
 mod memory;
 pub mod names;
+mod process;
 mod refs;
 mod scan;
 mod snapshot;
@@ -44,6 +45,7 @@ pub use layout::{LayoutSpec, VmLayout};
 pub use live::{Live, PathNode, Via};
 pub use loaders::{loader_groups, LoaderGroup};
 pub use memory::{MemoryPlan, BYTES_PER_OBJECT};
+pub use process::ProcessMark;
 pub use snapshot::{
     decode_text, Edge, EdgeLabel, Frame, ObjIdx, Root, RootDetail, Slot, Snapshot, TextEncoding, Thread, ThreadIdentity,
 };

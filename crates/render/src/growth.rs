@@ -21,8 +21,26 @@ impl crate::TextWith<usize> for GrowthReport {
             r.min_phases,
             human_bytes(r.min_growth_bytes)
         );
+        for why in &self.incomplete {
+            let _ = writeln!(o, "INCOMPLETE INPUT: {why}");
+        }
+        if !self.other_processes.is_empty() {
+            let _ = writeln!(
+                o,
+                "ANOTHER PROCESS: {} left out, from another JVM process than the last heap (see the notes)",
+                self.other_processes.join(", ")
+            );
+        }
+        if !self.incomplete.is_empty() || !self.other_processes.is_empty() {
+            let _ = writeln!(o);
+        }
         if self.candidates.is_empty() {
-            let _ = writeln!(o, "{}.", crate::no_candidate(self.not_enough_data.as_deref()));
+            let verdict = crate::no_candidate(self.not_enough_data.as_deref());
+            if self.incomplete.is_empty() {
+                let _ = writeln!(o, "{verdict}.");
+            } else {
+                let _ = writeln!(o, "{verdict} in what could be read; a leak may be in what could not.");
+            }
         }
         for l in &self.loader_leaks {
             loader_leak_text(&mut o, l);

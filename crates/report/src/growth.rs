@@ -234,6 +234,15 @@ pub struct GrowthReport {
     /// Objects declared dead with `LeakScope.expectDead` (agent runs only).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub expected_dead: Option<crate::expect::ExpectationsReport>,
+    /// Inputs that could not be read whole (a dump cut short, still being written, or with
+    /// heap data that could not be read), each `SOURCE: why`: a leak may be in what was not
+    /// read, so no candidate is not a verdict of "no leak".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incomplete: Vec<String>,
+    /// Heaps left out because they come from another JVM process than the last heap (a
+    /// restart, or another program), oldest first: a series is one process's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_processes: Vec<String>,
 }
 
 /// Why a class is, or is not, a candidate.

@@ -55,7 +55,7 @@ pub struct GrowthArgs {
     /// Write the slices of the shown candidates as a Graphviz graph to FILE.
     #[arg(long, value_name = "FILE")]
     pub dot: Option<PathBuf>,
-    /// Exit with code 1 when there is a candidate (a leak regression test); 2 when there are too few heaps to judge.
+    /// Exit with code 1 when there is a candidate (a leak regression test); 2 when the series cannot be judged (too few heaps, a dump not read whole, heaps of another process).
     #[arg(long)]
     pub fail_on_growth: bool,
     /// Print one JSON document: {"snapshots":[…],"candidates":[{"class","rank","volumes","slice",…}],"findings":[{"structure","class","path","members","growing_paths","holders",…}],"loader_leaks":[…],…}.
@@ -113,5 +113,8 @@ fn finish(args: &GrowthArgs, report: &report::GrowthReport) -> anyhow::Result<Ex
             .with_context(|| format!("cannot write {}", dot.display()))?;
     }
     dump_args::emit(args.json, report, |r| r.to_text(dump_args::top_n(args.top)))?;
+    if args.fail_on_growth && report.candidates.is_empty() {
+        app::series::gate_has_evidence(report)?;
+    }
     Ok(if args.fail_on_growth && !report.candidates.is_empty() { Exit::CheckFailed } else { Exit::Success })
 }

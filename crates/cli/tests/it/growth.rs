@@ -10,7 +10,11 @@ use crate::support::{leakscope, wait_bounded, BoundedOutput, Jdk};
 
 /// Runs `tests/java/Growth.java` SCENARIO for `phases` phases; the dumps, oldest first.
 pub(crate) fn series(scenario: &str, phases: usize) -> (tempfile::TempDir, Vec<PathBuf>) {
-    let jdk = Jdk::default_jdk();
+    series_on(&Jdk::default_jdk(), scenario, phases)
+}
+
+/// [`series`] on `jdk`.
+pub(crate) fn series_on(jdk: &Jdk, scenario: &str, phases: usize) -> (tempfile::TempDir, Vec<PathBuf>) {
     let dir = tempfile::tempdir().unwrap();
     jdk.compile("Growth", dir.path());
     let out = jdk

@@ -6,6 +6,7 @@ mod agent_services;
 mod apps;
 mod bad_input;
 mod docs;
+mod evidence;
 mod expect;
 mod fixture;
 mod growth;

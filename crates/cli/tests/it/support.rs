@@ -139,6 +139,9 @@ fn stacks_of_group(group: u32) -> String {
 
 /// Builds the agent library next to the `leakscope` binary, where `run` and `attach` look for
 /// it: `cargo test` builds a cdylib only for its own package's tests, not for a dependent's.
+/// The bundled demo dump (`tests/fixtures/demo-jdk17.hprof`: `examples/java/SessionLeak.java` on JDK 17).
+pub const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/demo-jdk17.hprof");
+
 /// Runs `leakscope ARGS...`, which must succeed, and parses its stdout as one JSON document.
 pub fn json(args: &[&str]) -> serde_json::Value {
     let out = leakscope(args);
