@@ -194,6 +194,26 @@ pub const VISIT_OBJECTS: Jint = 0x100;
 /// `JVMTI_VISIT_ABORT`.
 pub const VISIT_ABORT: Jint = 0x8000;
 
+/// A field of a class (`Env::class_fields`).
+#[derive(Debug, Clone)]
+pub struct FieldInfo {
+    /// Its `jfieldID`, which JNI's field accessors take.
+    pub id: *mut c_void,
+    /// Its name.
+    pub name: String,
+    /// Its type signature.
+    pub signature: String,
+    /// A static field.
+    pub is_static: bool,
+}
+
+impl FieldInfo {
+    /// Whether it holds a reference (an object or an array).
+    pub fn is_reference(&self) -> bool {
+        self.signature.starts_with(['L', '['])
+    }
+}
+
 /// `jvmtiFrameInfo`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -234,7 +254,9 @@ struct JvmtiInterface {
     get_field_name: Option<
         unsafe extern "C" fn(Env, Jobject, *mut c_void, *mut *mut c_char, *mut *mut c_char, *mut *mut c_char) -> u32,
     >, // 60
-    _s61: [Unused; 3],
+    _s61: Unused,
+    get_field_modifiers: Option<unsafe extern "C" fn(Env, Jobject, *mut c_void, *mut Jint) -> u32>, // 62
+    _s63: Unused,
     get_method_name:
         Option<unsafe extern "C" fn(Env, JmethodId, *mut *mut c_char, *mut *mut c_char, *mut *mut c_char) -> u32>, // 64
     get_method_declaring_class: Option<unsafe extern "C" fn(Env, JmethodId, *mut Jobject) -> u32>, // 65
@@ -247,7 +269,9 @@ struct JvmtiInterface {
     _s105: Unused,
     get_tag: Option<unsafe extern "C" fn(Env, Jobject, *mut Jlong) -> u32>, // 106
     set_tag: Option<unsafe extern "C" fn(Env, Jobject, Jlong) -> u32>,      // 107
-    _s108: [Unused; 7],
+    _s108: [Unused; 6],
+    get_objects_with_tags:
+        Option<unsafe extern "C" fn(Env, Jint, *const Jlong, *mut Jint, *mut *mut Jobject, *mut *mut Jlong) -> u32>, // 114
     follow_references:
         Option<unsafe extern "C" fn(Env, Jint, Jobject, Jobject, *const HeapCallbacks, *mut c_void) -> u32>, // 115
     _s116: [Unused; 6],
@@ -264,7 +288,9 @@ struct JvmtiInterface {
     add_to_bootstrap_class_loader_search: Option<unsafe extern "C" fn(Env, *const c_char) -> u32>, // 149
     _s150: [Unused; 2],
     retransform_classes: Option<unsafe extern "C" fn(Env, Jint, *const Jobject) -> u32>, // 152
-    _s153: [Unused; 3],
+    _s153: Unused,
+    get_object_size: Option<unsafe extern "C" fn(Env, Jobject, *mut Jlong) -> u32>, // 154
+    _s155: Unused,
     set_heap_sampling_interval: Option<unsafe extern "C" fn(Env, Jint) -> u32>, // 156
 }
 
@@ -440,6 +466,63 @@ impl Env {
             out.push(self.take_string(s));
         }
         Ok(out)
+    }
+
+    /// The fields a class declares, in the order of GetClassFields: each one's id, name,
+    /// type signature (`Ljava/util/List;`, `[B`, `I`) and whether it is static.
+    pub fn class_fields(&self, class: Jobject) -> JResult<Vec<FieldInfo>> {
+        let f = function!(self, get_class_fields);
+        let name = function!(self, get_field_name);
+        let modifiers = function!(self, get_field_modifiers);
+        let mut n = 0;
+        let mut p = ptr::null_mut();
+        // SAFETY: valid out-pointers.
+        check(unsafe { f(*self, class, &mut n, &mut p) })?;
+        let ids = if p.is_null() { Vec::new() } else { unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec() };
+        self.deallocate(p.cast());
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let (mut s, mut sig, mut m) = (ptr::null_mut(), ptr::null_mut(), 0);
+            // SAFETY: `id` is a field of `class`; the strings are copied and freed.
+            check(unsafe { name(*self, class, id, &mut s, &mut sig, ptr::null_mut()) })?;
+            check(unsafe { modifiers(*self, class, id, &mut m) })?;
+            out.push(FieldInfo {
+                id,
+                name: self.take_string(s),
+                signature: self.take_string(sig),
+                is_static: m & 0x0008 != 0,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The objects carrying any of `tags`, with their tags, as local references of the calling
+    /// thread (an object may be missing: freed, or its tag changed).
+    pub fn objects_with_tags(&self, tags: &[Jlong]) -> JResult<Vec<(Jobject, Jlong)>> {
+        let f = function!(self, get_objects_with_tags);
+        let (mut n, mut objects, mut found) = (0, ptr::null_mut(), ptr::null_mut());
+        // SAFETY: `tags` outlives the call; both result arrays are copied and freed.
+        check(unsafe { f(*self, tags.len() as Jint, tags.as_ptr(), &mut n, &mut objects, &mut found) })?;
+        let n = n.max(0) as usize;
+        let out = if objects.is_null() || found.is_null() {
+            Vec::new()
+        } else {
+            // SAFETY: the VM returned `n` entries in each.
+            let (o, t) = unsafe { (std::slice::from_raw_parts(objects, n), std::slice::from_raw_parts(found, n)) };
+            o.iter().copied().zip(t.iter().copied()).collect()
+        };
+        self.deallocate(objects.cast());
+        self.deallocate(found.cast());
+        Ok(out)
+    }
+
+    /// The size of an object in the JVM, bytes.
+    pub fn object_size(&self, object: Jobject) -> JResult<u64> {
+        let f = function!(self, get_object_size);
+        let mut size = 0;
+        // SAFETY: a valid reference and out-pointer.
+        check(unsafe { f(*self, object, &mut size) })?;
+        Ok(size.max(0) as u64)
     }
 
     /// Up to `frames.len()` frames of the current thread's stack, innermost first.
@@ -668,6 +751,65 @@ impl Jni {
         unsafe { f(self.0, o.cast()) }.cast()
     }
 
+    /// `GetSuperclass` (null for `java.lang.Object` and interfaces).
+    pub fn superclass(&self, class: Jobject) -> Jobject {
+        let f = jni_fn!(self, GetSuperclass, ptr::null_mut());
+        // SAFETY: a class reference.
+        unsafe { f(self.0, class.cast()) }.cast()
+    }
+
+    /// `GetObjectField` (`GetStaticObjectField` for a static field, of `o` as its class): a
+    /// local reference, or null.
+    pub fn object_field(&self, o: Jobject, field: &FieldInfo) -> Jobject {
+        if field.is_static {
+            let f = jni_fn!(self, GetStaticObjectField, ptr::null_mut());
+            // SAFETY: `o` is the class declaring the static reference field `field`.
+            unsafe { f(self.0, o.cast(), field.id.cast()) }.cast()
+        } else {
+            let f = jni_fn!(self, GetObjectField, ptr::null_mut());
+            // SAFETY: `o` is an instance of a class declaring (or inheriting) reference field `field`.
+            unsafe { f(self.0, o.cast(), field.id.cast()) }.cast()
+        }
+    }
+
+    /// `IsSameObject`.
+    pub fn same(&self, a: Jobject, b: Jobject) -> bool {
+        let f = jni_fn!(self, IsSameObject, false);
+        // SAFETY: valid (possibly null) references.
+        unsafe { f(self.0, a.cast(), b.cast()) != 0 }
+    }
+
+    /// `GetArrayLength`.
+    pub fn array_length(&self, array: Jobject) -> Jint {
+        let f = jni_fn!(self, GetArrayLength, 0);
+        // SAFETY: an array reference.
+        unsafe { f(self.0, array.cast()) }
+    }
+
+    /// `NewWeakGlobalRef`: a reference that does not keep `o` alive.
+    pub fn new_weak(&self, o: Jobject) -> Jobject {
+        let f = jni_fn!(self, NewWeakGlobalRef, ptr::null_mut());
+        // SAFETY: a valid reference.
+        unsafe { f(self.0, o.cast()) }.cast()
+    }
+
+    /// `DeleteWeakGlobalRef`.
+    pub fn delete_weak(&self, o: Jobject) {
+        if o.is_null() {
+            return;
+        }
+        let f = jni_fn!(self, DeleteWeakGlobalRef);
+        // SAFETY: a weak global reference made by `new_weak`.
+        unsafe { f(self.0, o.cast()) }
+    }
+
+    /// `NewLocalRef` of a weak reference: null once its object is collected.
+    pub fn local_of_weak(&self, weak: Jobject) -> Jobject {
+        let f = jni_fn!(self, NewLocalRef, ptr::null_mut());
+        // SAFETY: a weak global reference.
+        unsafe { f(self.0, weak.cast()) }.cast()
+    }
+
     /// `NewStringUTF`; null (with the exception cleared) if the VM is out of memory.
     pub fn new_string(&self, s: &str) -> Jobject {
         let text = std::ffi::CString::new(s.replace('\0', " ")).unwrap_or_default();
@@ -760,6 +902,43 @@ impl Jni {
         }
     }
 
+    /// Bytes of the Java heap in use (`Runtime.totalMemory() - Runtime.freeMemory()`): right
+    /// after a collection, about the live heap; none if the calls fail.
+    pub fn heap_used(&self) -> Option<u64> {
+        if !self.push_local_frame(8) {
+            return None;
+        }
+        let used = self.heap_used_in_frame();
+        self.pop_local_frame();
+        used
+    }
+
+    fn heap_used_in_frame(&self) -> Option<u64> {
+        let runtime = self.find_class(c"java/lang/Runtime")?;
+        let static_id = jni_fn!(self, GetStaticMethodID, None);
+        let method_id = jni_fn!(self, GetMethodID, None);
+        let call_static = jni_fn!(self, CallStaticObjectMethodA, None);
+        let call_long = jni_fn!(self, CallLongMethodA, None);
+        // SAFETY: valid class reference and C strings; no arguments; every call's exception
+        // is checked before the next.
+        unsafe {
+            let get = static_id(self.0, runtime.cast(), c"getRuntime".as_ptr(), c"()Ljava/lang/Runtime;".as_ptr());
+            self.exception("Runtime.getRuntime").ok()?;
+            let rt = call_static(self.0, runtime.cast(), get, ptr::null());
+            self.exception("getRuntime").ok()?;
+            let total = method_id(self.0, runtime.cast(), c"totalMemory".as_ptr(), c"()J".as_ptr());
+            let free = method_id(self.0, runtime.cast(), c"freeMemory".as_ptr(), c"()J".as_ptr());
+            self.exception("Runtime.totalMemory").ok()?;
+            if rt.is_null() || total.is_null() || free.is_null() {
+                return None;
+            }
+            let t = call_long(self.0, rt, total, ptr::null());
+            let f = call_long(self.0, rt, free, ptr::null());
+            self.exception("totalMemory").ok()?;
+            Some(t.saturating_sub(f).max(0) as u64)
+        }
+    }
+
     /// The pending exception's text (`Throwable.toString`), cleared, as an error of `what`.
     fn exception(&self, what: &str) -> Result<(), String> {
         let occurred = jni_fn!(self, ExceptionOccurred, Ok(()));
@@ -823,6 +1002,9 @@ mod tests {
         assert_eq!(offset_of!(JvmtiInterface, get_source_file_name), slot(50));
         assert_eq!(offset_of!(JvmtiInterface, get_class_fields), slot(53));
         assert_eq!(offset_of!(JvmtiInterface, get_field_name), slot(60));
+        assert_eq!(offset_of!(JvmtiInterface, get_field_modifiers), slot(62));
+        assert_eq!(offset_of!(JvmtiInterface, get_objects_with_tags), slot(114));
+        assert_eq!(offset_of!(JvmtiInterface, get_object_size), slot(154));
         assert_eq!(offset_of!(JvmtiInterface, get_method_name), slot(64));
         assert_eq!(offset_of!(JvmtiInterface, get_method_declaring_class), slot(65));
         assert_eq!(offset_of!(JvmtiInterface, get_line_number_table), slot(70));

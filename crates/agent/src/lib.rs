@@ -16,6 +16,7 @@
 //! thread, the worker.
 
 mod classes;
+mod containers;
 #[allow(unsafe_code)] // the VM's entry points
 mod entry;
 #[allow(unsafe_code)] // the Java API's native methods
@@ -24,6 +25,7 @@ pub mod instrument;
 #[allow(unsafe_code)] // the JVMTI and JNI bindings
 mod jvmti;
 mod metrics;
+mod plan;
 mod sampler;
 #[allow(unsafe_code)] // the heap walk's callbacks
 mod walk;

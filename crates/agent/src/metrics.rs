@@ -46,6 +46,9 @@ pub(crate) struct Readings {
     pub last_pause_s: f64,
     /// Bytes the newest walk reached from the GC roots (exact).
     pub walked_bytes: u64,
+    /// The pause a whole heap walk would cause now, as last predicted (over `max_pause`, no
+    /// walk is taken).
+    pub walk_predicted_pause_s: f64,
     pub samples: u64,
 }
 
@@ -150,6 +153,14 @@ pub(crate) fn openmetrics(r: &Readings) -> String {
     let walked = Gauge::<i64>::default();
     walked.set(r.walked_bytes as i64);
     reg.register_with_unit("heap_walked", "Bytes the newest heap walk reached from the GC roots", Unit::Bytes, walked);
+    let predicted = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+    predicted.set(r.walk_predicted_pause_s);
+    reg.register_with_unit(
+        "walk_predicted_pause",
+        "Pause a whole heap walk would cause now; over max_pause, no walk is taken (raise --max-pause, or use --capture-on-leak)",
+        Unit::Seconds,
+        predicted,
+    );
     reg.register("samples", "Sampled allocations recorded", ConstCounter::new(r.samples));
     let mut out = String::new();
     // Writing to a String cannot fail.
@@ -296,6 +307,12 @@ pub(crate) fn otlp(
     };
     seconds("leakscope.walk.longest_pause", "s", "Longest pause a heap walk caused", |r| r.longest_pause_s);
     seconds("leakscope.walk.last_pause", "s", "Pause the newest heap walk caused", |r| r.last_pause_s);
+    seconds(
+        "leakscope.walk.predicted_pause",
+        "s",
+        "Pause a whole heap walk would cause now; over max_pause, no walk is taken",
+        |r| r.walk_predicted_pause_s,
+    );
     let counter = |name: &'static str, unit: &'static str, what: &'static str, f: fn(&Readings) -> u64| {
         let s = shared.clone();
         meter
@@ -366,6 +383,7 @@ mod tests {
             longest_pause_s: 0.25,
             last_pause_s: 0.125,
             walked_bytes: 9_000_000,
+            walk_predicted_pause_s: 1.5,
             samples: 1234,
         }
     }
@@ -388,6 +406,7 @@ mod tests {
             "leakscope_walks_skipped_total 1",
             "leakscope_walk_longest_pause_seconds 0.25",
             "leakscope_heap_walked_bytes 9000000",
+            "leakscope_walk_predicted_pause_seconds 1.5",
             "leakscope_samples_total 1234",
         ] {
             assert!(text.lines().any(|l| l == line), "no `{line}` in\n{text}");

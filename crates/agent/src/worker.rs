@@ -13,10 +13,6 @@ use runstore::{Checked, SampledClass, Store};
 
 /// Sampled snapshots the online ranking looks at.
 const RECENT: usize = 64;
-/// Walk cost assumed before the first walk is measured: 100–115 ns per object on small
-/// objects (issue 5), 370 ns on `benches/java/AllocHeavy.java` with its tags. A walk that
-/// takes longer stops at `max_pause` and measures the rate.
-const FIRST_NS_PER_OBJECT: f64 = 115.0;
 /// Sampled snapshots are recorded at least this often even without collections (ZGC posts
 /// no collection events; an idle JVM collects rarely).
 const IDLE_PERIOD: Duration = Duration::from_secs(10);
@@ -27,10 +23,6 @@ const FIRST_WALKS: u64 = 2;
 /// first walks, while the heap is still small and cheap to walk, need not wait for the share
 /// of a minute to build up (a leaking service grew to 311 MB in its first minute, without one).
 const BUDGET_HEAD_START: Duration = Duration::from_secs(60);
-/// A walk predicted to stop the JVM more than this many times `max_pause` is not tried;
-/// below it, it is tried (at most once per `walk_every`) since the prediction from sampled
-/// objects also counts dead ones a walk never visits, and a walk stops at `max_pause` anyway.
-const TRY_ABOVE_PREDICTION: f64 = 2.0;
 /// Walks the online ranking's slices look at: the run store keeps more, but a Tomcat walk's
 /// class graph takes a few megabytes, and growing edges show over the newest walks.
 const RECENT_WALKS: usize = 16;
@@ -65,6 +57,8 @@ struct Worker<'a> {
     /// slices of the online ranking, as `growth RUN.db` makes them.
     walk_summaries: Vec<HeapSummary>,
     walk_holders: Vec<runstore::HolderChain>,
+    /// The biggest containers, named and read between walks.
+    containers: crate::containers::Containers,
     walks: u64,
     /// Walks skipped for their predicted pause (as the run store's events say) or stopped at it.
     walks_skipped: u64,
@@ -73,9 +67,13 @@ struct Worker<'a> {
     walk_spent: Duration,
     /// When the last walk ended, the objects it reached, and their bytes.
     last_walk: Option<(Instant, u64, f64)>,
-    ns_per_object: f64,
+    /// What a walk costs, as the walks so far measured it.
+    plan: crate::plan::Plan,
+    /// The Java heap in use right after the last collection.
+    used_after_gc: Option<u64>,
+    /// The pause a whole walk would cause now, as last predicted.
+    predicted_pause: Duration,
     last_skip_note: Option<Instant>,
-    last_try: Option<Instant>,
     /// Watched objects walks reached, by access slot: class id, and holders outwards as the
     /// last walk that reached them saw them (a collected object keeps its last path).
     watched_paths: std::collections::BTreeMap<u32, (u32, Vec<String>)>,
@@ -206,15 +204,17 @@ impl<'a> Worker<'a> {
             last_capture: None,
             walk_summaries: Vec::new(),
             walk_holders: Vec::new(),
+            containers: Default::default(),
             walks: 0,
             walks_skipped: 0,
             longest_pause: Duration::ZERO,
             last_pause: Duration::ZERO,
             walk_spent: Duration::ZERO,
             last_walk: None,
-            ns_per_object: FIRST_NS_PER_OBJECT,
+            plan: Default::default(),
+            used_after_gc: None,
+            predicted_pause: Duration::ZERO,
             last_skip_note: None,
-            last_try: None,
             watched_paths: Default::default(),
             tagged_ms: Default::default(),
             watched_written: Default::default(),
@@ -300,12 +300,14 @@ impl<'a> Worker<'a> {
             longest_pause_s: self.longest_pause.as_secs_f64(),
             last_pause_s: self.last_pause.as_secs_f64(),
             walked_bytes: self.last_walk.map_or(0, |w| w.2 as u64),
+            walk_predicted_pause_s: self.predicted_pause.as_secs_f64(),
             samples: self.a.samples_taken.load(Ordering::Relaxed),
         };
         *self.published.lock().unwrap_or_else(|p| p.into_inner()) = r;
     }
 
     fn tick(&mut self, gc: u64, checked: Checked) -> Result<(), String> {
+        self.read_containers()?;
         self.record_sample(gc, checked)?;
         self.write_watched(false)?;
         if self.a.opts.walks && self.maybe_walk(gc)? {
@@ -323,10 +325,31 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
+    /// Reads the followed containers' arrays (no pause): the structures' growth between walks.
+    fn read_containers(&mut self) -> Result<(), String> {
+        let sizes = self.containers.read(self.a.env, self.jni);
+        if sizes.is_empty() {
+            return Ok(());
+        }
+        let time = now_ms();
+        for &(id, bytes) in &sizes {
+            if let Some(h) = self.walk_holders.iter_mut().find(|h| h.id == id) {
+                h.sizes.push((time, bytes));
+                if h.sizes.len() > RECENT {
+                    h.sizes.remove(0);
+                }
+            }
+        }
+        self.store.write_container_sizes(time, &sizes).map_err(|e| e.to_string())
+    }
+
     fn record_sample(&mut self, gc: u64, checked: Checked) -> Result<(), String> {
         let a = self.a;
         if checked == Checked::Collection && a.object_free {
             a.settle_frees();
+        }
+        if checked == Checked::Collection {
+            self.used_after_gc = self.jni.heap_used().or(self.used_after_gc);
         }
         a.sampler.drain_freed();
         if a.expectations.drain_freed() {
@@ -435,43 +458,32 @@ impl<'a> Worker<'a> {
         let newest = self.recent.iter().rev().find(|s| s.1 >= Checked::Collection).or(self.recent.last());
         let live_bytes = newest.map_or(0, |s| s.0.total_bytes) as f64;
         let live_objects = newest.map_or(0, |s| s.0.total_instances) as f64;
-        let objects = match self.last_walk {
-            Some((_, objects, live_then)) if live_then > 0.0 => {
-                objects as f64 * (live_bytes / live_then).clamp(0.25, 4.0)
-            }
-            _ => live_objects,
-        };
-        let predicted = Duration::from_secs_f64(objects * self.ns_per_object * 1e-9);
+        let objects = self.plan.objects(live_bytes, live_objects, self.used_after_gc);
+        let predicted = self.plan.predict(objects, a.opts.max_pause);
         let wanted = self.walks < FIRST_WALKS
             || self.worth_a_walk
             || self.last_walk.is_none_or(|(t, _, _)| t.elapsed() >= a.opts.walk_every);
         if !wanted {
             return Ok(false);
         }
-        // A walk stops at max_pause, so trying costs at most that: the first try happens
-        // whatever the prediction, and a walk predicted somewhat over max_pause is tried again
-        // once per walk_every (later, not never) while the budget allows.
-        let first = self.last_try.is_none();
-        let may_retry = self.last_try.is_none_or(|t| t.elapsed() >= a.opts.walk_every)
-            && predicted.as_secs_f64() <= a.opts.max_pause.as_secs_f64() * TRY_ABOVE_PREDICTION;
-        if predicted > a.opts.max_pause && !first && !may_retry {
+        if !predicted.fits {
+            let heap_bytes = self.used_after_gc.map_or(live_bytes, |u| u as f64).max(live_bytes);
+            let takes = self.plan.what_it_takes(&predicted, heap_bytes, a.opts.max_pause);
             if self.last_skip_note.is_none_or(|t| t.elapsed() >= a.opts.walk_every) {
                 self.last_skip_note = Some(Instant::now());
                 self.walks_skipped += 1;
-                let msg = format!(
-                    "heap walk skipped: predicted pause {:.2} s exceeds max_pause {:.2} s; candidates are still ranked from samples (raise max_pause to get slices)",
-                    predicted.as_secs_f64(),
-                    a.opts.max_pause.as_secs_f64()
-                );
+                let msg = format!("heap walk skipped: {takes}; candidates are still ranked from samples");
                 self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
+                self.store.set_meta("walk_blocked", &takes).map_err(|e| e.to_string())?;
             }
+            self.predicted_pause = predicted.pause;
             return Ok(false);
         }
+        self.predicted_pause = predicted.pause;
         let allowed = (a.started.elapsed() + BUDGET_HEAD_START).as_secs_f64() * a.opts.budget_percent / 100.0;
-        if (self.walk_spent + predicted.min(a.opts.max_pause)).as_secs_f64() > allowed {
+        if (self.walk_spent + predicted.pause).as_secs_f64() > allowed {
             return Ok(false);
         }
-        self.last_try = Some(Instant::now());
         if !self.jni.push_local_frame(64) {
             return Ok(false);
         }
@@ -487,21 +499,22 @@ impl<'a> Worker<'a> {
             self.referent_index,
             &mut self.holders,
             a.watch.as_ref().map(|w| (w, watched_classes.as_slice())),
-            a.opts.max_pause,
+            predicted.deadline,
             a.panics_in("walk"),
         ) {
             Ok(Ok(w)) => w,
             Ok(Err(aborted)) => {
                 self.walk_spent += aborted.pause;
                 self.walks_skipped += 1;
-                if aborted.objects > 0 {
-                    self.ns_per_object = aborted.pause.as_nanos() as f64 / aborted.objects as f64;
-                }
+                self.longest_pause = self.longest_pause.max(aborted.pause);
+                self.plan.stopped(aborted.pause, aborted.until_stop, aborted.objects, objects);
                 let msg = format!(
-                    "heap walk stopped at max_pause {:.2} s after {} objects (predicted {:.2} s); the walk rate is now measured for the next predictions",
-                    a.opts.max_pause.as_secs_f64(),
-                    aborted.objects,
-                    predicted.as_secs_f64()
+                    "heap walk stopped at its deadline ({} of max_pause {}) after {} objects, {} in all (predicted {}); the next predictions use its rate",
+                    report::human_ms(predicted.deadline.as_millis() as u64),
+                    report::human_ms(a.opts.max_pause.as_millis() as u64),
+                    report::thousands(aborted.objects),
+                    report::human_ms(aborted.pause.as_millis() as u64),
+                    report::human_ms(predicted.pause.as_millis() as u64)
                 );
                 self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
                 return Ok(false);
@@ -530,11 +543,17 @@ impl<'a> Worker<'a> {
         self.walk_spent += walk.pause;
         self.last_pause = walk.pause;
         self.longest_pause = self.longest_pause.max(walk.pause);
-        if summary.total_instances > 0 {
-            self.ns_per_object = walk.pause.as_nanos() as f64 / summary.total_instances as f64;
+        self.plan.walked(walk.pause, summary.total_instances, summary.total_bytes);
+        if self.last_skip_note.take().is_some() {
+            self.store.set_meta("walk_blocked", "").map_err(|e| e.to_string())?;
         }
         self.last_walk = Some((Instant::now(), summary.total_instances, summary.total_bytes as f64));
-        self.store.write_walk(&summary, walk.pause.as_secs_f64() * 1000.0, &walk.holders).map_err(|e| e.to_string())?;
+        let mut holders = walk.holders;
+        self.containers.after_walk(a.env, self.jni, &mut holders, &walk.chain_objects);
+        for h in &mut holders {
+            h.time_ms = summary.time_ms.unwrap_or(0);
+        }
+        self.store.write_walk(&summary, walk.pause.as_secs_f64() * 1000.0, &holders).map_err(|e| e.to_string())?;
         let (links, added) = self.holders.counts();
         let links = format!("{links} objects linked after the last walk, which linked {added} on paths");
         self.store.set_meta("walk_links", &links).map_err(|e| e.to_string())?;
@@ -542,7 +561,7 @@ impl<'a> Worker<'a> {
         if self.walk_summaries.len() > RECENT_WALKS {
             self.walk_summaries.remove(0);
         }
-        self.walk_holders = walk.holders;
+        self.walk_holders = holders;
         if !a.expectations.is_empty() {
             a.expectations.drain_freed();
             a.expectations.walked(summary.time_ms.unwrap_or(0), &walk.expected);

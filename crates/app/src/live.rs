@@ -62,5 +62,6 @@ pub fn top_view(path: &Path) -> Result<report::TopView> {
         classes,
         candidates,
         not_enough_data: growth.not_enough_data,
+        walk_blocked: crate::series::walk_blocked(&run).map(String::from),
     })
 }

@@ -243,6 +243,13 @@ fn walk_account(run: &runstore::Run) -> String {
     out
 }
 
+/// What a heap walk would take now, when the agent last found that none fits its
+/// `max_pause` (and no walk has run since): the pause, the `--max-pause` that allows one, and
+/// what a heap dump would cost instead.
+pub fn walk_blocked(run: &runstore::Run) -> Option<&str> {
+    run.meta.get("walk_blocked").map(String::as_str).filter(|s| !s.is_empty())
+}
+
 /// The sampled snapshots a run is ranked on, and a note when they are not the walk-checked
 /// ones. A sampled estimate counts an object until the collector reports it freed, so it
 /// also counts what died since the last collection (a sawtooth that looks like growth), and
@@ -340,6 +347,9 @@ pub fn run_report(run: &runstore::Run, opts: &growth::Options, explain: &[String
     let mut report = growth::analyze_run(&series, &run.walks, &run.holders, opts, explain);
     report.notes.extend(note);
     report.notes.push(walk_account(run));
+    if let Some(blocked) = walk_blocked(run) {
+        report.notes.push(format!("no heap walk fits now: {blocked}; holders are as the last walks left them"));
+    }
     for c in &mut report.candidates {
         c.allocation_sites = run
             .sites

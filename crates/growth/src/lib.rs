@@ -107,16 +107,40 @@ fn analyze_one_process(summaries: &[HeapSummary], o: &Options, explain: &[String
 
 /// A container object seen by the agent's walk (it references a big array) and what holds
 /// it, from the container outwards.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ContainerHolder {
+    /// The agent's number for the container object, the same in every walk and reading of it
+    /// (0 in stores written before containers were numbered).
+    pub id: u64,
     /// Class of the container.
     pub container: String,
     /// Class of its big array.
     pub array: String,
+    /// The container's field that holds the array, when known.
+    pub array_field: String,
     /// Bytes of its big array.
     pub bytes: u64,
     /// Holders outwards: class names, `class NAME` for static fields, `root KIND`, `…`.
     pub path: Vec<String>,
+    /// For each holder of `path`, its field that holds the step before it (`[]` for an array's
+    /// element), or empty when not known.
+    pub fields: Vec<String>,
+    /// When the walk that last saw the chain ran, milliseconds since the Unix epoch (0 when not known).
+    pub time_ms: u64,
+    /// The array's bytes as read between walks, without a pause: (time, bytes), oldest first.
+    pub sizes: Vec<(u64, u64)>,
+}
+
+impl ContainerHolder {
+    /// A holder of the path as people name it: `Class.field` (`class Class.FIELD` for a static
+    /// field), or the class alone when the field is not known.
+    pub fn holder_name(&self, i: usize) -> String {
+        match (self.path.get(i), self.fields.get(i).filter(|f| !f.is_empty() && f.as_str() != "[]")) {
+            (Some(class), Some(field)) => format!("{class}.{field}"),
+            (Some(class), None) => class.clone(),
+            (None, _) => String::new(),
+        }
+    }
 }
 
 /// Adds to `slice` what holds each of its containers: the chain of the biggest container
@@ -129,22 +153,109 @@ fn add_container_holders(slice: &mut report::Slice, holders: &[ContainerHolder])
         else {
             continue;
         };
-        let mut path = h.path.clone();
-        if h.array == container && h.container != container {
-            path.insert(0, h.container.clone());
-        }
-        let mut to = container.clone();
-        for from in &path {
-            if slice.edges.iter().any(|e| &e.from == from && e.to == to) {
-                break;
-            }
-            slice.edges.push(report::SliceEdge { from: from.clone(), to: to.clone(), bytes: h.bytes, growth_bytes: 0 });
-            if !slice.classes.contains(from) {
-                slice.classes.push(from.clone());
-            }
-            to = from.clone();
-        }
+        add_chain(slice, h, &container);
     }
+}
+
+/// Adds the chain of container `h` to `slice` as non-growing edges, from `start` (its
+/// container's class, or its array's) outwards, each with the field that holds the step
+/// before, until it meets an edge the slice has.
+fn add_chain(slice: &mut report::Slice, h: &ContainerHolder, start: &str) {
+    let mut steps: Vec<(String, Option<String>)> = Vec::new();
+    if h.array == start && h.container != start {
+        steps.push((h.container.clone(), Some(h.array_field.clone()).filter(|f| !f.is_empty())));
+    }
+    steps.extend(
+        h.path
+            .iter()
+            .zip(h.fields.iter().map(Some).chain(std::iter::repeat(None)))
+            .map(|(class, field)| (class.clone(), field.filter(|f| !f.is_empty()).cloned())),
+    );
+    let mut to = start.to_string();
+    for (from, field) in steps {
+        if slice.edges.iter().any(|e| e.from == from && e.to == to) {
+            break;
+        }
+        slice.edges.push(report::SliceEdge {
+            from: from.clone(),
+            to: to.clone(),
+            bytes: h.bytes,
+            growth_bytes: 0,
+            field,
+        });
+        if !slice.classes.contains(&from) {
+            slice.classes.push(from.clone());
+        }
+        to = from;
+    }
+}
+
+/// A container whose array grew over the ranked snapshots (from `from_ms` on), read between
+/// heap walks: by at least a quarter and [`MIN_STRUCTURE_GROWTH`] bytes, and still at its
+/// largest when last read. The walks' own sizes count as readings.
+fn growth_of(h: &ContainerHolder, from_ms: u64) -> Option<(u64, u64, u64, u64)> {
+    let mut readings: Vec<(u64, u64)> = h.sizes.iter().copied().filter(|&(t, _)| t >= from_ms).collect();
+    if h.time_ms >= from_ms && h.time_ms > 0 {
+        readings.push((h.time_ms, h.bytes));
+        readings.sort_unstable();
+    }
+    let (&(first_ms, first), &(last_ms, last)) = (readings.first()?, readings.last()?);
+    let peak = readings.iter().map(|r| r.1).max().unwrap_or(0);
+    let grew = last >= first + MIN_STRUCTURE_GROWTH && last * 4 >= first * 5 && last == peak;
+    grew.then_some((first, last, first_ms, last_ms))
+}
+
+/// A container's array must grow by this much to be a growing structure: a list's array
+/// grows four bytes an element, so a thousand leaked listeners.
+const MIN_STRUCTURE_GROWTH: u64 = 4096;
+
+/// The growing structure of a candidate's slice: among the containers that grew (see
+/// [`growth_of`]), the one whose array or own class the slice holds, most growth first.
+fn structure_of<'h>(
+    slice: &report::Slice,
+    holders: &'h [ContainerHolder],
+    from_ms: u64,
+) -> Option<(&'h ContainerHolder, report::HeldStructure)> {
+    let (h, (first, last, first_ms, last_ms)) = holders
+        .iter()
+        .filter(|h| slice.classes.iter().any(|c| *c == h.array || *c == h.container))
+        .filter_map(|h| Some((h, growth_of(h, from_ms)?)))
+        .max_by_key(|(_, (first, last, _, _))| last - first)?;
+    let path: Vec<String> = (0..h.path.len()).map(|i| h.holder_name(i)).collect();
+    let name = match path.first() {
+        Some(p) if h.fields.first().is_some_and(|f| !f.is_empty() && f != "[]") => {
+            p.strip_prefix("class ").unwrap_or(p).to_string()
+        }
+        _ => h.container.clone(),
+    };
+    Some((
+        h,
+        report::HeldStructure {
+            name,
+            class: h.container.clone(),
+            array_field: h.array_field.clone(),
+            array: h.array.clone(),
+            path,
+            first_bytes: first,
+            last_bytes: last,
+            first_ms,
+            last_ms,
+            walked_ms: h.time_ms,
+        },
+    ))
+}
+
+/// Gives `slice` its growing structure, when a container read between walks grew where
+/// it holds the candidate, with the chain that holds it; else the chains of its containers.
+fn hold(slice: &mut report::Slice, holders: &[ContainerHolder], from_ms: u64) {
+    let Some((h, structure)) = structure_of(slice, holders, from_ms) else {
+        add_container_holders(slice, holders);
+        return;
+    };
+    let start = if slice.classes.contains(&h.array) { h.array.clone() } else { h.container.clone() };
+    add_chain(slice, h, &start);
+    slice.containers = vec![structure.class.clone()];
+    slice.structure = Some(structure);
 }
 
 /// Ranks a running JVM's record: candidates from `samples` (estimated live volumes after
@@ -168,18 +279,21 @@ pub fn analyze_run(
     let growing = !holders.is_empty();
     // One walk (or edges that did not grow between walks): the heaviest referrers instead.
     let holders = if growing { holders } else { slice::heaviest_holders(&series) };
+    let from_ms = samples.first().and_then(|s| s.time_ms).unwrap_or(0);
     for c in &mut report.candidates {
         if !walks.is_empty() {
             c.slice = slice::slice(&series, &holders, &c.class);
-            add_container_holders(&mut c.slice, containers_held);
+            hold(&mut c.slice, containers_held, from_ms);
         }
     }
     mark_same_structures(&mut report.candidates);
     head_by_application_class(&mut report.candidates);
-    report.notes.push(
-        "no findings by data structure: those match places in the heap by their reference paths, which heap dumps have and the agent's walks do not record yet (its walks give the class slices and the containers' holders above); for the structure, take two or more dumps with jcmd PID GC.heap_dump and run growth on them"
-            .into(),
-    );
+    if report.candidates.iter().all(|c| c.slice.structure.is_none()) {
+        report.notes.push(
+            "no growing structure found yet: the agent follows the biggest containers its heap walks saw (reading their arrays between walks, without a pause), and none of those that hold a candidate grew; the slices above are by class; for findings by reference path, take two or more dumps with jcmd PID GC.heap_dump and run growth on them"
+                .into(),
+        );
+    }
     report.notes.push(match (walks.len(), growing) {
         (0, _) => "no heap walk yet: candidates are ranked from sampled allocations, without slices (the walks wait for their budget)".into(),
         (n, true) => format!("candidates ranked from {} sampled snapshots; slices from the growing edges of {n} heap walks", samples.len()),
@@ -287,14 +401,15 @@ pub fn headline_candidates(report: &report::GrowthReport) -> Vec<report::TopCand
             class: c.class.clone(),
             rank: c.rank,
             growth_bytes: c.growth_bytes,
-            held_by: c
-                .slice
-                .edges
-                .iter()
-                .rev()
-                .find(|e| e.growth_bytes == 0)
-                .map(|e| e.from.clone())
-                .or_else(|| (!c.slice.containers.is_empty()).then(|| c.slice.containers.join(", "))),
+            held_by: c.slice.structure.as_ref().map(|s| s.name.clone()).or_else(|| {
+                c.slice
+                    .edges
+                    .iter()
+                    .rev()
+                    .find(|e| e.growth_bytes == 0)
+                    .map(|e| e.from.clone())
+                    .or_else(|| (!c.slice.containers.is_empty()).then(|| c.slice.containers.join(", ")))
+            }),
         })
         .collect()
 }
@@ -304,9 +419,12 @@ fn mark_same_structures(candidates: &mut [report::Candidate]) {
     for i in 1..candidates.len() {
         let (before, rest) = candidates.split_at_mut(i);
         let c = &mut rest[0];
-        if let Some(first) =
-            before.iter().find(|b| b.same_structure_as.is_none() && b.slice.containers == c.slice.containers)
-        {
+        let same = |b: &report::Candidate| match (&b.slice.structure, &c.slice.structure) {
+            (Some(x), Some(y)) => x.name == y.name && x.class == y.class,
+            (None, None) => b.slice.containers == c.slice.containers,
+            _ => false,
+        };
+        if let Some(first) = before.iter().find(|b| b.same_structure_as.is_none() && same(b)) {
             c.same_structure_as = Some(first.class.clone());
         }
     }
@@ -439,7 +557,9 @@ fn snapshot_row(h: &HeapSummary) -> report::SnapshotRow {
 
 #[cfg(test)]
 mod tests {
-    use super::{analyze_run, head_by_application_class, ClassVolume, HeapSummary, Options};
+    use super::{
+        analyze_run, head_by_application_class, ClassVolume, ContainerHolder, EdgeVolume, HeapSummary, Options,
+    };
 
     /// A heap at `ms` with `class` at `bytes`, beside a steady 50 MiB.
     fn heap(ms: u64, class: &str, bytes: u64) -> HeapSummary {
@@ -549,5 +669,48 @@ mod tests {
                 ("java.util.HashMap$Node", None),
             ]
         );
+    }
+
+    #[test]
+    fn a_container_whose_array_grew_between_walks_is_the_structure_and_names_its_holder() {
+        // Listeners pile up for 24 s; two walks at the start saw the list's array and the
+        // classes holding them; after that no walk fits, and the array is read every second.
+        let samples: Vec<HeapSummary> =
+            (0..80u64).map(|i| heap(i * 300, "Listener", (1 << 20) + i * (200 << 10))).collect();
+        let edge =
+            |from: &str, to: &str, bytes: u64| EdgeVolume { from: from.into(), to: to.into(), bytes, references: 1 };
+        let walk = |ms: u64, n: u64| HeapSummary {
+            edges: vec![
+                edge("java.lang.Object[]", "Listener", n * 32),
+                edge("java.util.concurrent.CopyOnWriteArrayList", "java.lang.Object[]", n * 4),
+            ],
+            ..heap(ms, "Listener", n * 32)
+        };
+        let walks = [walk(100, 1_000), walk(900, 3_000)];
+        let list = |id: u64, grows: bool| ContainerHolder {
+            id,
+            container: "java.util.concurrent.CopyOnWriteArrayList".into(),
+            array: "java.lang.Object[]".into(),
+            array_field: "array".into(),
+            bytes: 12_000,
+            path: vec!["Shop$PriceService".into(), "class Shop".into()],
+            fields: vec!["listeners".into(), "PRICES".into()],
+            time_ms: 1_000_900,
+            sizes: (1..24).map(|i| (1_000_000 + i * 1_000, if grows { 12_000 + i * 6_000 } else { 12_000 })).collect(),
+        };
+        let o = Options::default().for_samples(64 << 10);
+        let report = analyze_run(&samples, &walks, &[list(7, true), list(8, false)], &o, &[]);
+        let s = report.candidates[0].slice.structure.as_ref().expect("a growing structure");
+        assert_eq!(s.name, "Shop$PriceService.listeners");
+        assert_eq!(s.path, ["Shop$PriceService.listeners", "class Shop.PRICES"]);
+        assert_eq!((s.first_bytes, s.last_bytes), (12_000, 12_000 + 23 * 6_000));
+        assert!(report.candidates[0]
+            .slice
+            .edges
+            .iter()
+            .any(|e| e.from == "Shop$PriceService" && e.field.as_deref() == Some("listeners")));
+        // A list that stayed as the walk left it is no growing structure.
+        let steady = analyze_run(&samples, &walks, &[list(8, false)], &o, &[]);
+        assert!(steady.candidates[0].slice.structure.is_none());
     }
 }

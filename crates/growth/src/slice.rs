@@ -63,6 +63,7 @@ pub(crate) fn slice(series: &Series, holders: &Holders<'_>, candidate: &str) -> 
                 to: edge.to.clone(),
                 bytes: edge.bytes.last().copied().unwrap_or(0),
                 growth_bytes: growth,
+                field: None,
             });
             if !classes.contains(&edge.from) && classes.len() < MAX_CLASSES {
                 classes.push(edge.from.clone());
@@ -78,5 +79,5 @@ pub(crate) fn slice(series: &Series, holders: &Holders<'_>, candidate: &str) -> 
         let far = depth.iter().copied().max().unwrap_or(0);
         containers = classes.iter().zip(&depth).filter(|(_, &d)| d == far).map(|(c, _)| c.clone()).collect();
     }
-    report::Slice { classes, edges, containers }
+    report::Slice { classes, edges, containers, structure: None }
 }

@@ -46,8 +46,9 @@ impl crate::TextWith<usize> for GrowthReport {
             loader_leak_text(&mut o, l);
         }
         if self.findings.is_empty() {
+            let last_ms = self.snapshots.last().and_then(|s| s.time_ms);
             for (i, c) in self.candidates.iter().take(top).enumerate() {
-                candidate_text(&mut o, i + 1, c);
+                candidate_text(&mut o, i + 1, c, last_ms);
             }
         } else {
             for (i, f) in self.findings.iter().take(top).enumerate() {
@@ -253,7 +254,7 @@ fn finding_text(o: &mut String, n: usize, f: &Finding, explain: bool) {
     let _ = writeln!(o);
 }
 
-fn candidate_text(o: &mut String, n: usize, c: &Candidate) {
+fn candidate_text(o: &mut String, n: usize, c: &Candidate, last_ms: Option<u64>) {
     let first = c.volumes.iter().copied().find(|&v| v > 0).unwrap_or(0);
     let last = c.volumes.last().copied().unwrap_or(0);
     let inst = c.instances.last().copied().unwrap_or(0);
@@ -280,8 +281,12 @@ fn candidate_text(o: &mut String, n: usize, c: &Candidate) {
     } else if !c.slice.edges.is_empty() {
         let _ = writeln!(o, "   held by other {} objects only: a linked list or tree of them grows", c.class);
     }
-    if !c.slice.containers.is_empty() {
-        let _ = writeln!(o, "   contained in: {}", c.slice.containers.join(", "));
+    match &c.slice.structure {
+        Some(s) => structure_text(o, s, last_ms),
+        None if !c.slice.containers.is_empty() => {
+            let _ = writeln!(o, "   contained in: {}", c.slice.containers.join(", "));
+        }
+        None => {}
     }
     for h in &c.holders {
         let _ = writeln!(o, "   holder {} {} retains {}", h.class, h.id, human_bytes(h.retained_bytes));
@@ -297,36 +302,61 @@ fn candidate_text(o: &mut String, n: usize, c: &Candidate) {
 }
 
 /// The slice as an indented tree from the candidate up to its containers; each class once.
+/// With a growing structure, its chain is left to [`structure_text`].
 fn slice_tree(o: &mut String, slice: &Slice, root: &str) {
+    let shown = |e: &&SliceEdge| e.from != e.to && (slice.structure.is_none() || e.growth_bytes > 0);
+    let into =
+        |class: &str| -> Vec<&SliceEdge> { slice.edges.iter().filter(|e| e.to == class).filter(shown).collect() };
     let mut seen = vec![root.to_string()];
-    let mut stack = vec![(root.to_string(), 0usize)];
+    // Depth first, each class's holders in the slice's order.
+    let mut stack: Vec<(&SliceEdge, usize)> = into(root).into_iter().rev().map(|e| (e, 0)).collect();
     let mut lines = 0;
-    while let Some((class, depth)) = stack.pop() {
-        for e in slice.edges.iter().rev().filter(|e| e.to == class && e.from != e.to) {
-            if lines >= 24 {
-                let _ = writeln!(o, "     …");
-                return;
-            }
-            let again = seen.contains(&e.from);
-            let growth = if e.growth_bytes == 0 {
-                "holds the container".to_string()
-            } else {
-                format!("+{}", human_bytes(e.growth_bytes))
-            };
-            let _ = writeln!(
-                o,
-                "     {}← {}  {} ({growth}){}",
-                "  ".repeat(depth),
-                e.from,
-                human_bytes(e.bytes),
-                if again { " (above)" } else { "" }
-            );
-            lines += 1;
-            if !again {
-                seen.push(e.from.clone());
-                stack.push((e.from.clone(), depth + 1));
-            }
+    while let Some((e, depth)) = stack.pop() {
+        if lines >= 24 {
+            let _ = writeln!(o, "     …");
+            return;
         }
+        let again = seen.contains(&e.from);
+        let growth = if e.growth_bytes == 0 {
+            "holds the container".to_string()
+        } else {
+            format!("+{}", human_bytes(e.growth_bytes))
+        };
+        let field = e.field.as_ref().filter(|f| f.as_str() != "[]").map(|f| format!(".{f}")).unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "     {}← {}{field}  {} ({growth}){}",
+            "  ".repeat(depth),
+            e.from,
+            human_bytes(e.bytes),
+            if again { " (above)" } else { "" }
+        );
+        lines += 1;
+        if !again {
+            seen.push(e.from.clone());
+            stack.extend(into(&e.from).into_iter().rev().map(|h| (h, depth + 1)));
+        }
+    }
+}
+
+/// The growing structure an agent's run read between walks, and the path that holds it.
+fn structure_text(o: &mut String, s: &HeldStructure, last_ms: Option<u64>) {
+    let ago = |t: u64| match last_ms {
+        Some(last) if last >= t => format!("{} before the last snapshot", human_ms(last - t)),
+        _ => utc(t),
+    };
+    let _ = writeln!(
+        o,
+        "   grows in {}: a {} whose {} grew {} → {} (read {}, without a pause)",
+        s.name,
+        s.class,
+        if s.array_field.is_empty() { "array".to_string() } else { format!("{} ({})", s.array_field, s.array) },
+        human_bytes(s.first_bytes),
+        human_bytes(s.last_bytes),
+        ago(s.last_ms)
+    );
+    if !s.path.is_empty() {
+        let _ = writeln!(o, "     held by {} (the path a heap walk saw {})", s.path.join(" ← "), ago(s.walked_ms));
     }
 }
 

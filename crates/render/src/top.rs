@@ -23,6 +23,9 @@ impl crate::TextWith<usize> for TopView {
             let _ =
                 writeln!(o, "last heap walk: {} reachable, exact (with the JVM's own objects)", human_bytes(walked));
         }
+        if let Some(blocked) = &self.walk_blocked {
+            let _ = writeln!(o, "no heap walk fits now: {blocked}");
+        }
         let _ = writeln!(
             o,
             "store {}  (estimates of the objects allocated since the agent started; ± is the 95 % sampling error)",

@@ -46,6 +46,37 @@ pub struct SliceEdge {
     pub bytes: u64,
     /// How much that grew over the series.
     pub growth_bytes: u64,
+    /// The field of `from` that holds `to` (`[]` for an array's elements), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+}
+
+/// A growing data structure an agent's run found: a container whose array kept growing,
+/// read between heap walks without a pause, with the path that holds it (from the heap walk
+/// that last saw it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HeldStructure {
+    /// How a person names it: its holder's field (`Services$PriceService.listeners`), else
+    /// its class.
+    pub name: String,
+    /// The container's class (`java.util.concurrent.CopyOnWriteArrayList`).
+    pub class: String,
+    /// Its field that holds the array (`array`), and the array's class.
+    pub array_field: String,
+    /// The array's class.
+    pub array: String,
+    /// What holds it, outwards, as `Class.field` (`class Class.FIELD` for a static field).
+    pub path: Vec<String>,
+    /// The array's bytes when first and last read over the ranked snapshots.
+    pub first_bytes: u64,
+    /// See `first_bytes`.
+    pub last_bytes: u64,
+    /// When those were read, milliseconds since the Unix epoch.
+    pub first_ms: u64,
+    /// See `first_ms`.
+    pub last_ms: u64,
+    /// When a heap walk last saw the path, milliseconds since the Unix epoch.
+    pub walked_ms: u64,
 }
 
 /// Cork's slice: the candidate and the classes that hold it along growing references.
@@ -57,6 +88,10 @@ pub struct Slice {
     pub edges: Vec<SliceEdge>,
     /// Classes where the growth stops climbing: the data structures that contain it.
     pub containers: Vec<String>,
+    /// The growing structure that holds it, from an agent's run whose container readings
+    /// saw it grow (none for heap dumps, whose structures are the findings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structure: Option<HeldStructure>,
 }
 
 /// An object of a container class in the last heap that holds the growing part.

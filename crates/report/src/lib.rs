@@ -42,7 +42,7 @@ pub use expect::{DeadGroup, ExpectationsReport, ExpectedDead};
 pub use group::{GroupNode, GroupReport};
 pub use growth::{
     AllocationSite, Candidate, ClassDelta, DiffReport, EdgeDelta, Explanation, Finding, GrowingPath, GrowthReport,
-    Holder, LoaderLeak, Member, PathPart, RankingInfo, Slice, SliceEdge, SnapshotRow, StructureHolder,
+    HeldStructure, Holder, LoaderLeak, Member, PathPart, RankingInfo, Slice, SliceEdge, SnapshotRow, StructureHolder,
 };
 pub use histogram::{HeapEntry, Histogram, HistogramRow};
 pub use id::{BadObjectId, ObjectId};

@@ -77,4 +77,8 @@ pub struct TopView {
     /// Why growth cannot be judged yet, when it cannot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_enough_data: Option<String>,
+    /// What a heap walk would take now, when none fits the agent's `max_pause`: the pause, the
+    /// `--max-pause` that allows one, and what a heap dump would cost instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walk_blocked: Option<String>,
 }

@@ -298,19 +298,40 @@ impl Reader<'_> {
             .collect())
     }
 
-    fn holders(&self, snapshot: i64) -> Result<Vec<HolderRow>, StoreError> {
-        self.rows(
-            "SELECT container, array, bytes, path FROM holders WHERE snapshot = ?1 ORDER BY bytes DESC",
-            params![snapshot],
-            |r| {
-                Ok(ContainerHolder {
-                    container: r.get(0)?,
-                    array: r.get(1)?,
-                    bytes: u(r, 2)?,
-                    path: split_path(&r.get::<_, String>(3)?),
-                })
-            },
-        )
+    fn holders(&self, walk: &SnapshotRow) -> Result<Vec<HolderRow>, StoreError> {
+        let numbered = self.version >= 5;
+        let sql = if numbered {
+            "SELECT container, array, bytes, path, container_id, array_field, fields FROM holders WHERE snapshot = ?1 ORDER BY bytes DESC"
+        } else {
+            "SELECT container, array, bytes, path, 0, '', '' FROM holders WHERE snapshot = ?1 ORDER BY bytes DESC"
+        };
+        let mut rows = self.rows(sql, params![walk.id], |r| {
+            let path = split_path(&r.get::<_, String>(3)?);
+            let fields: String = r.get(6)?;
+            let mut fields = if fields.is_empty() { Vec::new() } else { split_path(&fields) };
+            fields.resize(path.len(), String::new());
+            Ok(ContainerHolder {
+                id: u(r, 4)?,
+                container: r.get(0)?,
+                array: r.get(1)?,
+                array_field: r.get(5)?,
+                bytes: u(r, 2)?,
+                path,
+                fields,
+                time_ms: walk.time_ms,
+                sizes: Vec::new(),
+            })
+        })?;
+        if numbered {
+            for h in rows.iter_mut().filter(|h| h.id > 0) {
+                h.sizes = self.rows(
+                    "SELECT time_ms, bytes FROM container_sizes WHERE container_id = ?1 ORDER BY time_ms",
+                    params![h.id as i64],
+                    |r| Ok((u(r, 0)?, u(r, 1)?)),
+                )?;
+            }
+        }
+        Ok(rows)
     }
 
     fn sites(&self, snapshot: i64) -> Result<Vec<SiteRow>, StoreError> {
@@ -466,7 +487,7 @@ pub fn read(path: &Path, max_samples: usize) -> Result<Run, StoreError> {
         run.pauses_ms.push(s.pause_ms.unwrap_or(0.0));
     }
     if let Some(last) = snaps.iter().rfind(|s| s.kind == SnapshotKind::Walk) {
-        run.holders = reader.holders(last.id)?;
+        run.holders = reader.holders(last)?;
     }
     if let Some(last) = samples.last() {
         run.sites = reader.sites(last.id)?;

@@ -183,14 +183,38 @@ impl Store {
                 ins.execute(params![snap, from, statics, to, e.bytes as i64, e.references as i64])
                     .map_err(err(&path))?;
             }
-            let mut ins = tx.prepare_cached("INSERT INTO holders VALUES (?1, ?2, ?3, ?4, ?5)").map_err(err(&path))?;
+            let mut ins = tx
+                .prepare_cached("INSERT INTO holders(snapshot, container, array, bytes, path, container_id, array_field, fields) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+                .map_err(err(&path))?;
             for h in holders {
-                ins.execute(params![snap, h.container, h.array, h.bytes as i64, h.path.join(PATH_SEP)])
-                    .map_err(err(&path))?;
+                ins.execute(params![
+                    snap,
+                    h.container,
+                    h.array,
+                    h.bytes as i64,
+                    h.path.join(PATH_SEP),
+                    h.id as i64,
+                    h.array_field,
+                    h.fields.join(PATH_SEP)
+                ])
+                .map_err(err(&path))?;
             }
         }
         tx.commit().map_err(err(&path))?;
         self.thin("walk", MAX_WALKS)
+    }
+
+    /// Records the sizes of containers' arrays read between walks: (container id, bytes), at `time_ms`.
+    pub fn write_container_sizes(&mut self, time_ms: u64, sizes: &[(u64, u64)]) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(err(&path))?;
+        {
+            let mut ins = tx.prepare_cached("INSERT INTO container_sizes VALUES (?1, ?2, ?3)").map_err(err(&path))?;
+            for &(id, bytes) in sizes {
+                ins.execute(params![id as i64, time_ms as i64, bytes as i64]).map_err(err(&path))?;
+            }
+        }
+        tx.commit().map_err(err(&path))
     }
 
     /// Replaces the expectations with `all`, by slot (their index).

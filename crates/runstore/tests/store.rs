@@ -28,12 +28,18 @@ fn writes_and_reads_back_samples_walks_sites_events_and_objects() {
         ..Default::default()
     };
     let chain = HolderChain {
+        id: 9,
         container: "java.util.HashMap".into(),
         array: "java.util.HashMap$Node[]".into(),
+        array_field: "table".into(),
         bytes: 1 << 20,
         path: vec!["class Leak".into()],
+        fields: vec!["SESSIONS".into()],
+        ..Default::default()
     };
     s.write_walk(&walk, 12.5, std::slice::from_ref(&chain)).unwrap();
+    s.write_container_sizes(2800, &[(9, 2 << 20), (4, 64)]).unwrap();
+    s.write_container_sizes(2900, &[(9, 4 << 20)]).unwrap();
     s.event(3000, "walk skipped").unwrap();
     let watched = WatchedObject {
         class: "Session".into(),
@@ -68,6 +74,10 @@ fn writes_and_reads_back_samples_walks_sites_events_and_objects() {
     assert_eq!(run.pauses_ms, vec![12.5]);
     assert_eq!(run.holders[0].path, chain.path);
     assert_eq!(run.holders[0].container, chain.container);
+    assert_eq!((run.holders[0].array_field.as_str(), run.holders[0].fields.as_slice()), ("table", &chain.fields[..]));
+    assert_eq!(run.holders[0].holder_name(0), "class Leak.SESSIONS");
+    assert_eq!(run.holders[0].time_ms, 2500, "the walk's time");
+    assert_eq!(run.holders[0].sizes, [(2800, 2 << 20), (2900, 4 << 20)], "its own readings only");
     assert_eq!(run.sites[0].frames, ["Leak.add(Leak.java:10)", "Main.main(Main.java:3)"]);
     assert_eq!(run.sites[0].live_bytes, 3200);
     assert_eq!(run.events, vec!["walk skipped".to_string()]);

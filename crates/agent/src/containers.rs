@@ -1,0 +1,219 @@
+//! The containers a walk found, looked at between walks through JNI, with no pause: the
+//! fields that hold each step of their chains (`Services$PriceService.listeners`, the names
+//! a person searches the code for), and the size of each container's array now.
+//!
+//! A walk knows which object holds which, but JVMTI numbers fields in a way that differs
+//! between JDK releases; so the names are found after the walk instead, by comparing each
+//! holder's reference fields with the object it holds (`IsSameObject`). A heap too big to walk
+//! within `max_pause` can still be read this way: each container's array, read through the
+//! field that holds it, says whether the structure still grows, at the cost of a few JNI
+//! calls, whatever the heap's size.
+
+use std::time::{Duration, Instant};
+
+use rustc_hash::FxHashMap;
+
+use runstore::HolderChain;
+
+use crate::classes::{CLASS_BIT, REFERENCE_BIT};
+use crate::jvmti::{Env, FieldInfo, Jlong, Jni, Jobject};
+use crate::walk::{ChainObjects, Step};
+
+/// Containers named and read, at most: those of the biggest arrays.
+const MAX_TRACKED: usize = 32;
+/// A size is written when it changed, or at least this often.
+const REWRITE_EVERY: Duration = Duration::from_secs(60);
+
+/// A container followed between walks.
+#[derive(Debug)]
+struct Tracked {
+    /// The agent's number for it (its link's serial).
+    id: u64,
+    /// A weak global reference to it: it does not keep the container alive.
+    weak: Jobject,
+    /// Its field that holds the big array.
+    field: FieldInfo,
+    /// The size last written, and when.
+    written: Option<(u64, Instant)>,
+}
+
+/// The containers followed between walks, and the reference fields of classes seen so far.
+#[derive(Debug, Default)]
+pub(crate) struct Containers {
+    /// Reference fields by class id: an instance's own and inherited ones, or a class's
+    /// static ones (keyed with [`STATICS_KEY`] set).
+    fields: FxHashMap<u64, Vec<FieldInfo>>,
+    tracked: Vec<Tracked>,
+}
+
+/// Marks a class's static fields in [`Containers::fields`]' keys.
+const STATICS_KEY: u64 = 1 << 32;
+
+impl Containers {
+    /// After a walk: names the fields of the chains of the biggest containers (`chains` and
+    /// their `objects`, in the walk's order), and follows those containers from now on.
+    pub(crate) fn after_walk(&mut self, env: Env, jni: Jni, chains: &mut [HolderChain], objects: &[ChainObjects]) {
+        let n = chains.len().min(objects.len()).min(MAX_TRACKED);
+        let mut tags: Vec<Jlong> = Vec::new();
+        for o in &objects[..n] {
+            tags.push(o.container.0);
+            for step in &o.steps {
+                match *step {
+                    Step::Object(tag, _) => tags.push(tag),
+                    Step::Statics(c) => {
+                        tags.extend([CLASS_BIT | Jlong::from(c), CLASS_BIT | REFERENCE_BIT | Jlong::from(c)])
+                    }
+                    Step::Unnamed => {}
+                }
+            }
+        }
+        tags.sort_unstable();
+        tags.dedup();
+        if !jni.push_local_frame(tags.len() as i32 + 64) {
+            return;
+        }
+        let found: FxHashMap<Jlong, Jobject> =
+            env.objects_with_tags(&tags).unwrap_or_default().into_iter().map(|(o, t)| (t, o)).collect();
+        let mut tracked = Vec::new();
+        for (chain, o) in chains[..n].iter_mut().zip(objects) {
+            let Some(&container) = found.get(&o.container.0) else { continue };
+            if let Some(field) = self.array_field(env, jni, container, o.container.1) {
+                chain.array_field = field.name.clone();
+                let weak = match self.tracked.iter().position(|t| t.id == chain.id) {
+                    Some(i) => self.tracked.swap_remove(i).weak,
+                    None => jni.new_weak(container),
+                };
+                tracked.push(Tracked { id: chain.id, weak, field, written: None });
+            }
+            self.name_steps(env, jni, chain, o, container, &found);
+        }
+        jni.pop_local_frame();
+        for gone in std::mem::replace(&mut self.tracked, tracked) {
+            jni.delete_weak(gone.weak);
+        }
+    }
+
+    /// The bytes of each followed container's array now, for those whose size changed since
+    /// last written (or was written long ago): (container id, bytes). A container the
+    /// collector freed is dropped.
+    pub(crate) fn read(&mut self, env: Env, jni: Jni) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        let mut gone = Vec::new();
+        if !jni.push_local_frame(8) {
+            return out;
+        }
+        for (i, t) in self.tracked.iter_mut().enumerate() {
+            let container = jni.local_of_weak(t.weak);
+            if container.is_null() {
+                gone.push(i);
+                continue;
+            }
+            let array = jni.object_field(container, &t.field);
+            let bytes = if array.is_null() { 0 } else { env.object_size(array).unwrap_or(0) };
+            jni.delete_local(array);
+            jni.delete_local(container);
+            let stale = t.written.is_none_or(|(b, at)| b != bytes || at.elapsed() >= REWRITE_EVERY);
+            if stale {
+                t.written = Some((bytes, Instant::now()));
+                out.push((t.id, bytes));
+            }
+        }
+        jni.pop_local_frame();
+        for i in gone.into_iter().rev() {
+            jni.delete_weak(self.tracked.swap_remove(i).weak);
+        }
+        out
+    }
+
+    /// Names, for each holder of `chain` that is an object found again, its field that holds
+    /// the step before it (the container first).
+    fn name_steps(
+        &mut self,
+        env: Env,
+        jni: Jni,
+        chain: &mut HolderChain,
+        o: &ChainObjects,
+        container: Jobject,
+        found: &FxHashMap<Jlong, Jobject>,
+    ) {
+        let mut held = container;
+        for (i, step) in o.steps.iter().enumerate() {
+            let (holder, key) = match *step {
+                Step::Object(tag, class) => (found.get(&tag).copied(), u64::from(class)),
+                Step::Statics(class) => {
+                    let mirror = [CLASS_BIT, CLASS_BIT | REFERENCE_BIT]
+                        .iter()
+                        .find_map(|bits| found.get(&(bits | Jlong::from(class))).copied());
+                    (mirror, STATICS_KEY | u64::from(class))
+                }
+                Step::Unnamed => (None, 0),
+            };
+            let Some(holder) = holder else { return };
+            let is_array = chain.path.get(i).is_some_and(|c| c.ends_with("[]"));
+            let name = if is_array {
+                Some("[]".to_string())
+            } else {
+                self.fields_of(env, jni, holder, key)
+                    .iter()
+                    .find(|f| {
+                        let value = jni.object_field(holder, f);
+                        let same = jni.same(value, held);
+                        jni.delete_local(value);
+                        same
+                    })
+                    .map(|f| f.name.clone())
+            };
+            if let (Some(name), Some(slot)) = (name, chain.fields.get_mut(i)) {
+                *slot = name;
+            }
+            held = holder;
+        }
+    }
+
+    /// The field of `container` (of class id `class`) that holds its biggest array.
+    fn array_field(&mut self, env: Env, jni: Jni, container: Jobject, class: u32) -> Option<FieldInfo> {
+        let fields: Vec<FieldInfo> = self
+            .fields_of(env, jni, container, u64::from(class))
+            .into_iter()
+            .filter(|f| f.signature.starts_with('['))
+            .collect();
+        let mut best: Option<(u64, FieldInfo)> = None;
+        for f in fields {
+            let array = jni.object_field(container, &f);
+            let bytes = if array.is_null() { 0 } else { env.object_size(array).unwrap_or(0) };
+            jni.delete_local(array);
+            if best.as_ref().is_none_or(|b| bytes > b.0) {
+                best = Some((bytes, f));
+            }
+        }
+        best.filter(|b| b.0 > 0).map(|b| b.1)
+    }
+
+    /// The reference fields of `o`: its class's and inherited instance fields, or, for a
+    /// class mirror (`key` with [`STATICS_KEY`]), the class's static fields; cached by `key`.
+    fn fields_of(&mut self, env: Env, jni: Jni, o: Jobject, key: u64) -> Vec<FieldInfo> {
+        if let Some(f) = self.fields.get(&key) {
+            return f.clone();
+        }
+        let statics = key & STATICS_KEY != 0;
+        let mut out = Vec::new();
+        if statics {
+            out.extend(env.class_fields(o).unwrap_or_default().into_iter().filter(|f| f.is_static && f.is_reference()));
+        } else {
+            let mut class = jni.object_class(o);
+            while !class.is_null() {
+                out.extend(
+                    env.class_fields(class)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|f| !f.is_static && f.is_reference()),
+                );
+                let up = jni.superclass(class);
+                jni.delete_local(class);
+                class = up;
+            }
+        }
+        self.fields.insert(key, out.clone());
+        out
+    }
+}

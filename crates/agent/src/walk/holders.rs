@@ -1,0 +1,551 @@
+//! The objects a walk follows outwards and keeps linked from walk to walk (tagged with a
+//! link slot): containers of big arrays, watched objects, and what holds them. The walk's
+//! callbacks (the parent module) report references; this module decides what to link and
+//! names the chains.
+
+use rustc_hash::FxHashMap;
+
+use runstore::HolderChain;
+
+use super::{EdgeKey, STATICS};
+use crate::classes::link_of;
+use crate::jvmti::Jlong;
+
+/// An array at least this big makes the object that references it a container worth naming.
+pub(super) const BIG_ARRAY: i64 = 64 * 1024;
+/// An object array this big may make a container too, when it is among the biggest: a leak
+/// starts small, and its structure must be learned while walks are cheap (a listener list of
+/// 11,000 entries, the biggest object array of a Tomcat heap, held 46 KB).
+const SMALLEST_BIG_OBJECT_ARRAY: u32 = 12;
+/// How many object arrays, at most, are big enough to make containers after a walk: the
+/// threshold of the next walk is the smallest power of two that keeps this many or fewer.
+const BIG_OBJECT_ARRAYS: u64 = 64;
+/// Histogram buckets of object array sizes (log2 of bytes).
+pub(super) const SIZE_BUCKETS: usize = 40;
+/// Objects tagged as containers, at most.
+pub(super) const MAX_CONTAINERS: usize = 512;
+/// Objects linked (tagged for a path: containers, watched objects, what holds them), at most.
+pub(super) const MAX_LINKS: usize = 131_072;
+/// Links kept for containers and their holders, whatever the watched objects and path links
+/// take: watched sessions (tagged at birth by their constructors' hook) and their map nodes
+/// filled every link in a registry's first walk, and the registry's own chain, the leak's
+/// holder, was never learned.
+pub(super) const RESERVED_FOR_CONTAINERS: usize = 16_384;
+/// How many references from a container or watched class a class may be and still have its
+/// objects linked when first reached; and how far holders are learned one level per walk.
+pub(super) const MAX_LEVEL: u32 = 8;
+/// The longest path named, in holders.
+pub(super) const MAX_PATH: usize = 16;
+/// Objects the path classes may have together, and each (by the last walk's counts): the
+/// classes nearest a container or watched class come first, the ones with fewer objects first
+/// among equally near, so that the few objects on a path to a container (a manager, a
+/// context, a registry, a map's table) are linked, not every map node of the JVM: a real
+/// server's class graph puts most classes within a few references of some container.
+pub(super) const PATH_OBJECTS: u64 = 24_576;
+pub(super) const PATH_CLASS_OBJECTS: u64 = 8_192;
+/// Path links alive at once, and added per walk, at most: the bound on what linking costs.
+pub(super) const MAX_PATH_LINKS: usize = 32_768;
+pub(super) const PATH_LINKS_PER_WALK: usize = 8_192;
+
+/// What holds a linked object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Held {
+    /// A static field of a class.
+    Statics(u32),
+    /// An instance of a class; its link, when it has one reached before this object.
+    Instance(u32, Option<u32>),
+    /// A GC root of a JVMTI reference kind.
+    Root(u32),
+}
+
+impl Held {
+    /// Lower is more telling: a static field says most about who keeps an object; transient
+    /// roots (stack and JNI locals of the thread using it) least.
+    pub(super) fn rank(self) -> u8 {
+        match self {
+            Held::Statics(_) => 0,
+            Held::Instance(_, Some(_)) => 1,
+            Held::Root(26) => 2,
+            Held::Instance(_, None) => 3,
+            Held::Root(_) => 4,
+        }
+    }
+}
+
+/// Why an object is linked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// It holds a big array.
+    Container,
+    /// It is watched (`--watch`); its access slot.
+    Watched(u32),
+    /// It holds a container or a watched object, `level` references away.
+    Holder,
+    /// Its class lies on a path of the class graph to a container or watched class, so it was
+    /// linked when first reached; it becomes a holder if a path goes through it, else it is
+    /// dropped after the walk.
+    Path,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Link {
+    pub(super) kind: Kind,
+    /// A watched object or a holder learned from one: counts against the links left after
+    /// the containers' reserve and the path links' (100,000 watched sessions and their map
+    /// nodes took every link, and the map's table, shared by all of them, got none).
+    pub(super) limited: bool,
+    pub(super) class: u32,
+    pub(super) level: u32,
+    pub(super) array_class: u32,
+    pub(super) array_bytes: u64,
+    /// The walk that last saw its big array.
+    pub(super) seen_in: u64,
+    /// When the walk that last reached it first did (`Holders::order`).
+    pub(super) reached: u64,
+    /// The most telling referrer the last walk reported.
+    pub(super) held: Option<Held>,
+    /// Dropped: its object's tag is cleared when next reached.
+    pub(super) retired: bool,
+    /// Its object's tag is cleared or the object is gone (`ObjectFree`): the slot can be reused.
+    pub(super) slot_free: bool,
+    /// The tag its object carries with the link (for finding the object again, through
+    /// `GetObjectsWithTags`, after the walk).
+    pub(super) tag: Jlong,
+    /// Numbers links in the order they were made, never reused: a container's identity across
+    /// walks and readings.
+    pub(super) serial: u64,
+}
+
+impl Link {
+    pub(super) fn new(kind: Kind, limited: bool, class: u32, reached: u64) -> Link {
+        Link {
+            kind,
+            limited,
+            class,
+            level: 0,
+            array_class: 0,
+            array_bytes: 0,
+            seen_in: 0,
+            reached,
+            held: None,
+            retired: false,
+            slot_free: false,
+            tag: 0,
+            serial: 0,
+        }
+    }
+}
+
+/// One holder of a chain, outwards, as an object to find again after the walk (for the name
+/// of the field that holds the step before it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// A linked object: its tag and class id.
+    Object(Jlong, u32),
+    /// The static fields of a class.
+    Statics(u32),
+    /// A GC root, or a holder not known.
+    Unnamed,
+}
+
+/// A container's chain as objects: the container's tag and class, then its holders outwards,
+/// one per entry of [`HolderChain::path`].
+#[derive(Debug, Clone)]
+pub struct ChainObjects {
+    /// The container.
+    pub container: (Jlong, u32),
+    /// Its holders outwards.
+    pub steps: Vec<Step>,
+}
+
+/// Objects a walk follows outwards, tagged with their link slot and kept across walks:
+/// containers (holders of a big array), watched objects, and what holds them.
+///
+/// A referrer is reported after the references *to* it (it is visited after being reached),
+/// so an object tagged only when it refers to a linked one misses its own referrers in that
+/// walk: chains learned that way grow one level per walk. So each walk also links, when first
+/// reached, the objects of the classes that the previous walk's class graph puts within
+/// [`MAX_LEVEL`] references of a container or watched class (`path_classes`, the classes with
+/// few objects first); since every object is reached before it is visited, such an object's
+/// referrer is linked before it, and the whole path from a root is named in one walk. Path
+/// links stay while their class is a path class and walks reach them; the others no path
+/// goes through are dropped after the walk.
+#[derive(Debug, Default)]
+pub struct Holders {
+    pub(super) links: Vec<Link>,
+    /// Slots of dropped links whose objects are cleared or gone. A dropped link whose object a
+    /// walk does not reach (kept only by a `Reference`, or dead but not yet collected) keeps
+    /// its slot until `ObjectFree` reports the object.
+    pub(super) free: Vec<u32>,
+    pub(super) containers: usize,
+    pub(super) limited: usize,
+    /// Live links of kind `Path`.
+    pub(super) paths: usize,
+    pub(super) walks: u64,
+    /// Counts first reaches; a walk's start takes one, so every link it reaches has a later one.
+    pub(super) order: u64,
+    pub(super) walk_start: u64,
+    /// Per class id: whether its objects are linked when first reached.
+    pub(super) path_classes: Vec<bool>,
+    pub(super) path_added: usize,
+    /// Links made so far (the next link's serial).
+    pub(super) made: u64,
+    /// Log2 of the bytes an object array needs to make its referrer a container (the
+    /// biggest ones of the last walk; see [`SMALLEST_BIG_OBJECT_ARRAY`]); 0 before a walk.
+    pub(super) big_object_array: u32,
+}
+
+impl Holders {
+    pub(super) fn add(&mut self, link: Link) -> Option<u32> {
+        let container = link.kind == Kind::Container;
+        let path = link.kind == Kind::Path;
+        let used = self.links.len() - self.free.len();
+        if used >= MAX_LINKS
+            || (link.limited && self.limited >= MAX_LINKS - RESERVED_FOR_CONTAINERS - MAX_PATH_LINKS)
+            || (container && self.containers >= MAX_CONTAINERS)
+            || (path && self.paths >= MAX_PATH_LINKS)
+        {
+            return None;
+        }
+        self.containers += usize::from(container);
+        self.limited += usize::from(link.limited);
+        self.paths += usize::from(path);
+        self.made += 1;
+        let link = Link { serial: self.made, ..link };
+        Some(match self.free.pop() {
+            Some(slot) => {
+                self.links[slot as usize] = link;
+                slot
+            }
+            None => {
+                self.links.push(link);
+                self.links.len() as u32 - 1
+            }
+        })
+    }
+
+    /// The bytes an array must have to make the object that references it a container.
+    pub(super) fn big_array(&self, object_array: bool) -> i64 {
+        if object_array {
+            1 << self.big_object_array.max(SMALLEST_BIG_OBJECT_ARRAY)
+        } else {
+            BIG_ARRAY
+        }
+    }
+
+    /// Sets the next walk's threshold for object arrays from this walk's `sizes` (how many
+    /// object arrays fields referenced, by log2 of their bytes): the smallest power of two at
+    /// or above [`SMALLEST_BIG_OBJECT_ARRAY`] that [`BIG_OBJECT_ARRAYS`] or fewer reach, and
+    /// never above [`BIG_ARRAY`].
+    pub(super) fn plan_containers(&mut self, sizes: &[u64; SIZE_BUCKETS]) {
+        let big = BIG_ARRAY.ilog2();
+        self.big_object_array = (SMALLEST_BIG_OBJECT_ARRAY..big)
+            .find(|&b| sizes[b as usize..].iter().sum::<u64>() <= BIG_OBJECT_ARRAYS)
+            .unwrap_or(big);
+    }
+
+    /// The tag of an object tagged `old` that takes link `slot`, noted in the link.
+    pub(super) fn tag_link(&mut self, slot: u32, old: Jlong) -> Jlong {
+        let tag = crate::classes::with_link(old, slot).unwrap_or(old);
+        if let Some(l) = self.links.get_mut(slot as usize) {
+            l.tag = tag;
+        }
+        tag
+    }
+
+    /// A live link's slot in `tag`.
+    pub(super) fn live(&self, tag: Jlong) -> Option<u32> {
+        link_of(tag).filter(|&s| self.links.get(s as usize).is_some_and(|l| !l.retired))
+    }
+
+    /// Takes back the slots of linked objects the collector freed (their tags, as
+    /// `ObjectFree` reported them).
+    pub fn freed(&mut self, tags: &[Jlong]) {
+        for &tag in tags {
+            if let Some(slot) = link_of(tag) {
+                self.release(slot);
+            }
+        }
+    }
+
+    /// Drops link `slot` and frees it: its object no longer carries it.
+    pub(super) fn release(&mut self, slot: u32) {
+        self.retire(slot);
+        if let Some(l) = self.links.get_mut(slot as usize).filter(|l| !l.slot_free) {
+            l.slot_free = true;
+            self.free.push(slot);
+        }
+    }
+
+    /// Drops link `slot`; its object's tag still names it.
+    pub(super) fn retire(&mut self, slot: u32) {
+        if let Some(l) = self.links.get_mut(slot as usize).filter(|l| !l.retired) {
+            l.retired = true;
+            l.held = None;
+            self.containers -= usize::from(l.kind == Kind::Container);
+            self.limited -= usize::from(l.limited);
+            self.paths -= usize::from(l.kind == Kind::Path);
+        }
+    }
+
+    pub(super) fn begin_walk(&mut self) {
+        self.walks += 1;
+        self.order += 1;
+        self.walk_start = self.order;
+        for l in &mut self.links {
+            l.held = None;
+        }
+        self.path_added = 0;
+    }
+
+    /// Marks link `slot` reached, if this walk had not reached it yet.
+    pub(super) fn reach(&mut self, slot: u32) {
+        if let Some(l) = self.links.get_mut(slot as usize) {
+            if l.reached < self.walk_start {
+                self.order += 1;
+                l.reached = self.order;
+            }
+        }
+    }
+
+    /// A link for an untagged (or sampled) object of a path class reached for the first time.
+    pub(super) fn path_link(&mut self, class: u32) -> Option<u32> {
+        if !self.path_classes.get(class as usize).copied().unwrap_or(false) || self.path_added >= PATH_LINKS_PER_WALK {
+            return None;
+        }
+        self.order += 1;
+        let slot = self.add(Link::new(Kind::Path, false, class, self.order))?;
+        self.path_added += 1;
+        Some(slot)
+    }
+
+    /// After a complete walk: keeps the links on the paths of the containers it saw and of
+    /// the watched objects (their path links become holders), plans the next walk's path
+    /// classes from this walk's class graph and object counts (`objects`, by class id), and
+    /// drops the other links, except path links the walk reached whose class is still a path
+    /// class: they stay linked, so that a steady heap is not linked again in every walk.
+    pub(super) fn finish_walk(
+        &mut self,
+        edges: &FxHashMap<EdgeKey, (u64, u64)>,
+        objects: &[u64],
+        watched_classes: &[bool],
+    ) {
+        let mut keep = vec![false; self.links.len()];
+        for i in 0..self.links.len() {
+            let l = &self.links[i];
+            let target = !l.retired
+                && match l.kind {
+                    Kind::Container => l.seen_in == self.walks,
+                    Kind::Watched(_) => true,
+                    Kind::Holder | Kind::Path => false,
+                };
+            if !target {
+                continue;
+            }
+            keep[i] = true;
+            let mut cur = i;
+            for level in 1..=MAX_PATH as u32 {
+                let Some(Held::Instance(_, Some(next))) = self.links[cur].held else { break };
+                let next = next as usize;
+                let l = &mut self.links[next];
+                if l.kind == Kind::Path {
+                    l.kind = Kind::Holder;
+                    l.level = level;
+                    self.paths -= 1;
+                } else if l.kind == Kind::Holder {
+                    l.level = l.level.min(level);
+                }
+                if keep[next] {
+                    break;
+                }
+                keep[next] = true;
+                cur = next;
+            }
+        }
+        self.path_classes = self.plan_paths(edges, objects, watched_classes);
+        for (i, kept) in keep.into_iter().enumerate() {
+            let l = &self.links[i];
+            let linger = l.kind == Kind::Path
+                && l.reached >= self.walk_start
+                && self.path_classes.get(l.class as usize).copied().unwrap_or(false);
+            if !kept && !linger && !matches!(l.kind, Kind::Watched(_)) {
+                self.retire(i as u32);
+            }
+        }
+    }
+
+    /// The path classes: those within [`MAX_LEVEL`] references of a container's or a watched
+    /// object's class in the class graph `edges` (referrer → referent, statics excluded), the
+    /// nearest first and, among equally near, the ones with fewer objects, while they have
+    /// [`PATH_OBJECTS`] together and [`PATH_CLASS_OBJECTS`] each. Watched classes are not
+    /// among them (the watch links their objects).
+    pub(super) fn plan_paths(
+        &self,
+        edges: &FxHashMap<EdgeKey, (u64, u64)>,
+        objects: &[u64],
+        watched_classes: &[bool],
+    ) -> Vec<bool> {
+        let mut referrers: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        for &(from, to) in edges.keys() {
+            if from & STATICS == 0 {
+                referrers.entry(to).or_default().push(from as u32);
+            }
+        }
+        let watched = |c: u32| watched_classes.get(c as usize).copied().unwrap_or(false);
+        let mut frontier: Vec<u32> = (0..watched_classes.len() as u32).filter(|&c| watched(c)).collect();
+        frontier.extend(self.links.iter().filter(|l| !l.retired && l.kind == Kind::Container).map(|l| l.class));
+        let top = referrers.keys().chain(referrers.values().flatten()).chain(&frontier).max().map_or(0, |&m| m + 1);
+        let count = |c: u32| objects.get(c as usize).copied().unwrap_or(0);
+        let mut reached = vec![false; top as usize];
+        frontier.retain(|&c| !std::mem::replace(&mut reached[c as usize], true));
+        let mut chosen = vec![false; top as usize];
+        let mut total = 0;
+        for _ in 0..=MAX_LEVEL {
+            let mut level = frontier.clone();
+            level.sort_by_key(|&c| (count(c), c));
+            for c in level.into_iter().filter(|&c| !watched(c)) {
+                if count(c) <= PATH_CLASS_OBJECTS && total + count(c) <= PATH_OBJECTS {
+                    total += count(c);
+                    chosen[c as usize] = true;
+                }
+            }
+            let mut next = Vec::new();
+            for c in frontier {
+                for &f in referrers.get(&c).into_iter().flatten() {
+                    if !std::mem::replace(&mut reached[f as usize], true) {
+                        next.push(f);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        chosen
+    }
+
+    /// The chains of the containers (links that hold a big array) the last walk saw, with
+    /// their objects for naming the fields; the biggest arrays first.
+    pub fn chains(&self, names: &[String]) -> Vec<(HolderChain, ChainObjects)> {
+        let name = |id: u32| class_name(names, id);
+        let mut out: Vec<(HolderChain, ChainObjects)> = self
+            .links
+            .iter()
+            .filter(|l| !l.retired && l.kind == Kind::Container && l.seen_in == self.walks)
+            .map(|l| {
+                let (path, steps): (Vec<String>, Vec<Step>) = self.outwards(l, names).into_iter().unzip();
+                let chain = HolderChain {
+                    id: l.serial,
+                    container: name(l.class),
+                    array: name(l.array_class),
+                    array_field: String::new(),
+                    bytes: l.array_bytes,
+                    fields: vec![String::new(); path.len()],
+                    path,
+                    time_ms: 0,
+                    sizes: Vec::new(),
+                };
+                (chain, ChainObjects { container: (l.tag, l.class), steps })
+            })
+            .collect();
+        out.sort_by_key(|c| std::cmp::Reverse(c.0.bytes));
+        out
+    }
+
+    /// What holds link `l`, outwards: class names, `class NAME` for static fields, `root KIND`
+    /// for GC roots; ends in `…` where the path is not known further.
+    pub(super) fn path_of(&self, l: &Link, names: &[String]) -> Vec<String> {
+        self.outwards(l, names).into_iter().map(|(name, _)| name).collect()
+    }
+
+    /// [`Self::path_of`], each holder with the object it is.
+    fn outwards(&self, l: &Link, names: &[String]) -> Vec<(String, Step)> {
+        let mut path = Vec::new();
+        let mut cur = l;
+        let unknown = || ("…".to_string(), Step::Unnamed);
+        loop {
+            let Some(held) = cur.held else {
+                path.push(unknown());
+                return path;
+            };
+            let next = match held {
+                Held::Instance(_, child) => child.and_then(|i| self.links.get(i as usize)),
+                _ => None,
+            };
+            let step = match (held, next) {
+                (Held::Statics(c), _) => Step::Statics(c),
+                (Held::Instance(..), Some(n)) => Step::Object(n.tag, n.class),
+                _ => Step::Unnamed,
+            };
+            path.push((held_name(held, names), step));
+            if let Held::Instance(..) = held {
+                match next {
+                    Some(n) if path.len() < MAX_PATH => {
+                        cur = n;
+                        continue;
+                    }
+                    _ => path.push(unknown()),
+                }
+            }
+            return path;
+        }
+    }
+
+    /// The watched objects the last walk reached: access slot, class id, and what holds
+    /// them (outwards, as in [`Self::chains`]).
+    pub fn watched(&self, names: &[String]) -> Vec<(u32, u32, Vec<String>)> {
+        self.links
+            .iter()
+            .filter(|l| l.reached >= self.walk_start)
+            .filter_map(|l| match l.kind {
+                Kind::Watched(slot) => Some((slot, l.class, self.path_of(l, names))),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Whether the holders of link `from`, outwards as far as a path is named, include link
+    /// `to`: holding `to` by `from` would then be a cycle, not a way out.
+    pub(super) fn leads_to(&self, from: u32, to: u32) -> bool {
+        let mut cur = from;
+        for _ in 0..=MAX_PATH {
+            if cur == to {
+                return true;
+            }
+            match self.links.get(cur as usize).and_then(|l| l.held) {
+                Some(Held::Instance(_, Some(next))) => cur = next,
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// Links in use, and how many of them the last walk added for paths (for tests and notes).
+    pub fn counts(&self) -> (usize, usize) {
+        (self.links.iter().filter(|l| !l.retired).count(), self.path_added)
+    }
+}
+
+/// What references an object, in words: a class, `class C` for its static fields, `root KIND`.
+pub(super) fn held_name(held: Held, names: &[String]) -> String {
+    match held {
+        Held::Statics(c) => growth::statics_of(&class_name(names, c)),
+        Held::Instance(c, _) => class_name(names, c),
+        Held::Root(k) => format!("root {}", root_kind(k)),
+    }
+}
+
+/// The name of class `id`, or a placeholder for an id registered after `names` was taken.
+pub(super) fn class_name(names: &[String], id: u32) -> String {
+    names.get(id as usize).cloned().unwrap_or_else(|| format!("(class #{id})"))
+}
+
+pub(super) fn root_kind(kind: u32) -> &'static str {
+    match kind {
+        21 => "JNI global",
+        22 => "system class",
+        23 => "monitor",
+        24 => "stack local",
+        25 => "JNI local",
+        26 => "thread",
+        _ => "other",
+    }
+}

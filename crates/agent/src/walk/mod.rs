@@ -1,0 +1,542 @@
+//! One class points-from walk: JVMTI `FollowReferences` from the GC roots, summarised into
+//! the exact `HeapSummary` of a dump, without tagging objects.
+//!
+//! Each reached object reports its class once (the `CLASS` reference), which counts it.
+//! Sizes come with every reference *to* an object: constant per instance class, exact per
+//! primitive array (reported once each), and for object arrays the mean over the references
+//! to them (exact when each array has one referrer, as in collections). A reference's
+//! referent field is neither followed nor counted, as offline.
+
+mod holders;
+#[cfg(test)]
+mod tests;
+
+use holders::{class_name, held_name, Held, Kind, Link, MAX_CONTAINERS, MAX_LEVEL, SIZE_BUCKETS};
+pub use holders::{ChainObjects, Holders, Step};
+
+use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+use growth::{statics_of, ClassVolume, EdgeVolume, HeapSummary};
+use runstore::HolderChain;
+use rustc_hash::FxHashMap;
+
+use crate::classes::{class_id, is_reference, link_of, with_link, without_link, HOLDER_BIT, SAMPLE_BIT, WATCH_BIT};
+use crate::jvmti::{reference, ArrayPrimitiveCallback, Env, HeapCallbacks, HeapReferenceCallback, Jint, Jlong};
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Node {
+    count: u64,
+    in_refs: u64,
+    in_bytes: u64,
+    prim_count: u64,
+    prim_bytes: u64,
+}
+
+/// Edge key: referrer class id, with bit 32 set for a class's statics; referent class id.
+type EdgeKey = (u64, u32);
+const STATICS: u64 = 1 << 32;
+
+struct State<'h> {
+    deadline: Instant,
+    /// Per class id: whether its instances are arrays of references.
+    object_arrays: &'h [bool],
+    /// How many object arrays fields referenced, by log2 of their bytes.
+    array_sizes: [u64; SIZE_BUCKETS],
+    /// When the walk passed its deadline and stopped.
+    stopped_at: Option<Instant>,
+    calls: u64,
+    aborted: bool,
+    holders: &'h mut Holders,
+    /// Per class id: whether its instances are watched.
+    watched_classes: &'h [bool],
+    watch: Option<&'h crate::watch::Watch>,
+    seen_samples: Vec<u32>,
+    expected: Vec<(u32, Held)>,
+    nodes: Vec<Node>,
+    edges: FxHashMap<EdgeKey, (u64, u64)>,
+    referent_index: Option<Jint>,
+    panicked: bool,
+    panic_for_test: bool,
+}
+
+impl State<'_> {
+    fn node(&mut self, id: u32) -> &mut Node {
+        let i = id as usize;
+        if i >= self.nodes.len() {
+            self.nodes.resize(i + 1, Node::default());
+        }
+        &mut self.nodes[i]
+    }
+}
+
+/// What one walk found, before names are attached.
+#[derive(Debug)]
+pub struct Walk {
+    /// The summary, classes named.
+    pub summary: HeapSummary,
+    /// How long the JVM was stopped.
+    pub pause: Duration,
+    /// Containers of big arrays and what holds them, the biggest arrays first.
+    pub holders: Vec<HolderChain>,
+    /// The objects of each chain of `holders`, for naming their fields.
+    pub chain_objects: Vec<ChainObjects>,
+    /// Slots of the sampled objects the walk reached, sorted.
+    pub seen_samples: Vec<u32>,
+    /// Objects expected dead that the walk reached: slot, and what referenced them.
+    pub expected: Vec<(u32, String)>,
+}
+
+/// Callbacks between two looks at the clock.
+const CLOCK_EVERY: u64 = 4096;
+
+/// A walk that reached its deadline and stopped, unfinished.
+#[derive(Debug, Clone, Copy)]
+pub struct Aborted {
+    /// How long it stopped the JVM.
+    pub pause: Duration,
+    /// How long its callbacks ran before it stopped (the rest of the pause is the VM's cleanup).
+    pub until_stop: Duration,
+    /// Objects it had reached.
+    pub objects: u64,
+}
+
+/// Why a walk gave no result at all.
+#[derive(Debug)]
+pub enum WalkFailed {
+    /// JVMTI refused the walk.
+    Jvmti(crate::jvmti::JvmtiError),
+    /// A callback panicked (the panic was caught; the agent must disable itself).
+    Panicked,
+}
+
+impl From<crate::jvmti::JvmtiError> for WalkFailed {
+    fn from(e: crate::jvmti::JvmtiError) -> WalkFailed {
+        WalkFailed::Jvmti(e)
+    }
+}
+
+/// Walks the heap of `env`, stopping once its callbacks have run for `deadline`; `names` names class ids;
+/// `referent_index` is the JVMTI field index of `Reference.referent`; `holders` carries
+/// tagged containers from walk to walk; `watching` is the watch and, per class id, whether its
+/// instances are watched.
+pub fn walk(
+    env: Env,
+    names: impl Fn() -> Vec<String>,
+    referent_index: Option<Jint>,
+    holders: &mut Holders,
+    watching: Option<(&crate::watch::Watch, &[bool])>,
+    deadline: Duration,
+    panic_for_test: bool,
+) -> Result<Result<Walk, Aborted>, WalkFailed> {
+    holders.begin_walk();
+    let object_arrays = object_arrays(&names());
+    let start = Instant::now();
+    let mut state = State {
+        deadline: start + deadline,
+        object_arrays: &object_arrays,
+        array_sizes: [0; SIZE_BUCKETS],
+        stopped_at: None,
+        calls: 0,
+        aborted: false,
+        holders,
+        watched_classes: watching.map_or(&[], |w| w.1),
+        watch: watching.map(|w| w.0),
+        seen_samples: Vec::new(),
+        expected: Vec::new(),
+        nodes: Vec::new(),
+        edges: FxHashMap::default(),
+        referent_index,
+        panicked: false,
+        panic_for_test,
+    };
+    let callbacks = HeapCallbacks {
+        heap_iteration: std::ptr::null(),
+        heap_reference: Some(on_reference as HeapReferenceCallback),
+        primitive_field: std::ptr::null(),
+        array_primitive_value: Some(on_primitive_array as ArrayPrimitiveCallback),
+        string_primitive_value: std::ptr::null(),
+        reserved: [std::ptr::null(); 10],
+    };
+    env.follow_references(&callbacks, (&mut state as *mut State).cast())?;
+    let pause = start.elapsed();
+    if state.panicked {
+        return Err(WalkFailed::Panicked);
+    }
+    if state.aborted {
+        let until_stop = state.stopped_at.map_or(pause, |t| t.duration_since(start));
+        return Ok(Err(Aborted { pause, until_stop, objects: state.nodes.iter().map(|n| n.count).sum() }));
+    }
+    let objects: Vec<u64> = state.nodes.iter().map(|n| n.count.max(n.prim_count)).collect();
+    state.holders.finish_walk(&state.edges, &objects, state.watched_classes);
+    state.holders.plan_containers(&state.array_sizes);
+    let names = names();
+    let summary = summarise(&state, &names);
+    let mut seen_samples = std::mem::take(&mut state.seen_samples);
+    seen_samples.sort_unstable();
+    seen_samples.dedup();
+    let expected = state.expected.iter().map(|&(slot, held)| (slot, held_name(held, &names))).collect();
+    let (holders, chain_objects) = state.holders.chains(&names).into_iter().unzip();
+    Ok(Ok(Walk { summary, pause, holders, chain_objects, seen_samples, expected }))
+}
+
+/// Per class id of `names`: whether its instances are arrays of references.
+fn object_arrays(names: &[String]) -> Vec<bool> {
+    names
+        .iter()
+        .map(|n| {
+            n.strip_suffix("[]").is_some_and(|elem| {
+                elem.ends_with("[]") || !hprof::BasicType::PRIMITIVES.iter().any(|t| t.java_name() == elem)
+            })
+        })
+        .collect()
+}
+
+fn summarise(state: &State, names: &[String]) -> HeapSummary {
+    let name = |id: u32| class_name(names, id);
+    let mut classes = Vec::new();
+    for (id, n) in state.nodes.iter().enumerate() {
+        let count = n.count.max(n.prim_count);
+        if count == 0 {
+            continue;
+        }
+        let bytes = if n.prim_count > 0 {
+            n.prim_bytes
+        } else if n.in_refs > 0 {
+            (u128::from(count) * u128::from(n.in_bytes) / u128::from(n.in_refs)) as u64
+        } else {
+            0
+        };
+        classes.push(ClassVolume { name: name(id as u32), instances: count, bytes });
+    }
+    classes.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
+    let mut edges: Vec<EdgeVolume> = state
+        .edges
+        .iter()
+        .map(|(&(from, to), &(bytes, references))| EdgeVolume {
+            from: if from & STATICS != 0 { statics_of(&name(from as u32)) } else { name(from as u32) },
+            to: name(to),
+            bytes,
+            references,
+        })
+        .collect();
+    edges.sort_by(|a, b| (&a.from, &a.to).cmp(&(&b.from, &b.to)));
+    HeapSummary {
+        source: String::new(),
+        time_ms: None,
+        gc_count: None,
+        total_bytes: classes.iter().map(|c| c.bytes).sum(),
+        total_instances: classes.iter().map(|c| c.instances).sum(),
+        classes,
+        edges,
+        ..Default::default()
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn on_reference(
+    kind: u32,
+    info: *const Jint,
+    class_tag: Jlong,
+    referrer_class_tag: Jlong,
+    size: Jlong,
+    tag_ptr: *mut Jlong,
+    referrer_tag_ptr: *mut Jlong,
+    length: Jint,
+    user_data: *mut c_void,
+) -> Jint {
+    // SAFETY: `user_data` is the `State` that `walk` passed and outlives the walk.
+    let state = unsafe { &mut *user_data.cast::<State>() };
+    if state.panicked || state.aborted {
+        return crate::jvmti::VISIT_ABORT;
+    }
+    state.calls += 1;
+    if state.calls % CLOCK_EVERY == 0 && Instant::now() > state.deadline {
+        // The pause limit holds whatever the prediction said.
+        state.aborted = true;
+        state.stopped_at = Some(Instant::now());
+        return crate::jvmti::VISIT_ABORT;
+    }
+    // SAFETY: `info` points at the reference info of this kind when not null.
+    let index = if info.is_null() { -1 } else { unsafe { *info } };
+    // An object referring to itself gets one pointer for both tags (JVMTI says so); the
+    // reference says nothing of what holds it, so it is counted as a reference only.
+    let itself = !tag_ptr.is_null() && tag_ptr == referrer_tag_ptr;
+    let mut referrer_copy = if itself {
+        // SAFETY: as below, read only.
+        Some(unsafe { *tag_ptr })
+    } else {
+        None
+    };
+    // SAFETY: when not null, the pointers are the referent's and the referrer's tags, valid
+    // (and writable: JVMTI lets the callback set both) during the callback, and distinct
+    // (the same pointer is read into a copy above).
+    let (tag, referrer_tag) = unsafe {
+        match referrer_copy.as_mut() {
+            Some(copy) => (tag_ptr.as_mut(), Some(copy)),
+            None => (tag_ptr.as_mut(), referrer_tag_ptr.as_mut()),
+        }
+    };
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        if state.panic_for_test {
+            panic!("test_panic:walk");
+        }
+        let reference = Reference { kind, index, class_tag, referrer_class_tag, size, length, itself };
+        visit(state, &reference, tag, referrer_tag)
+    }));
+    r.unwrap_or_else(|_| {
+        state.panicked = true;
+        crate::jvmti::VISIT_ABORT
+    })
+}
+
+/// One reference a walk reports, as JVMTI describes it.
+#[derive(Debug, Clone, Copy)]
+struct Reference {
+    kind: u32,
+    index: Jint,
+    class_tag: Jlong,
+    referrer_class_tag: Jlong,
+    size: Jlong,
+    length: Jint,
+    /// The referrer is the referee.
+    itself: bool,
+}
+
+/// Counts one reference and keeps the links: `tag` is the referee's tag and `referrer_tag`
+/// the referrer's (none for a root), both of which it may change.
+fn visit(state: &mut State, r: &Reference, tag: Option<&mut Jlong>, referrer_tag: Option<&mut Jlong>) -> Jint {
+    let followed = on_reference_safe(state, r, referrer_tag.as_deref().copied().unwrap_or(0));
+    if followed == 0 || r.kind == reference::CLASS {
+        return followed;
+    }
+    let mut local = 0;
+    let tag = match tag {
+        Some(t) => {
+            *t = referee_tag(state, *t, r.class_tag);
+            t
+        }
+        None => &mut local,
+    };
+    if *tag & SAMPLE_BIT != 0 {
+        state.seen_samples.push(*tag as u32);
+    }
+    // Most references are to objects neither expected dead nor linked: what holds them is
+    // not worked out for them.
+    let expected = crate::expect::slot_of(*tag);
+    let linked = state.holders.live(*tag).filter(|_| !r.itself);
+    let held = if expected.is_some() || linked.is_some() {
+        held_by(r, referrer_tag.as_deref().copied().unwrap_or(0))
+    } else {
+        None
+    };
+    if let (Some(slot), Some(held)) = (expected, held) {
+        state.expected.push((slot, held));
+    }
+    if r.itself {
+        return followed;
+    }
+    match referrer_tag {
+        Some(rt) => {
+            if let Some(x) = linked {
+                note_referrer(state, x, held, rt);
+            }
+            container(state, r, rt);
+        }
+        None => {
+            if let Some(x) = linked {
+                state.holders.reach(x);
+                note_held(state, x, Held::Root(r.kind));
+            }
+        }
+    }
+    followed
+}
+
+/// What holds the referee of `r`, before links: the class whose statics or instance refer to
+/// it, or the root kind.
+fn held_by(r: &Reference, referrer_tag: Jlong) -> Option<Held> {
+    match r.kind {
+        reference::STATIC_FIELD => class_id(referrer_tag).map(Held::Statics),
+        reference::FIELD | reference::ARRAY_ELEMENT => class_id(r.referrer_class_tag).map(|c| Held::Instance(c, None)),
+        k => Some(Held::Root(k)),
+    }
+}
+
+fn on_reference_safe(state: &mut State, r: &Reference, referrer_tag: Jlong) -> Jint {
+    if r.kind == reference::CLASS {
+        if let Some(c) = class_id(r.referrer_class_tag) {
+            state.node(c).count += 1;
+        }
+        return crate::jvmti::VISIT_OBJECTS;
+    }
+    if r.kind == reference::FIELD && is_reference(r.referrer_class_tag) && Some(r.index) == state.referent_index {
+        return 0;
+    }
+    let Some(to) = class_id(r.class_tag) else { return crate::jvmti::VISIT_OBJECTS };
+    let n = state.node(to);
+    n.in_refs += 1;
+    n.in_bytes += r.size.max(0) as u64;
+    let from = match r.kind {
+        reference::FIELD | reference::ARRAY_ELEMENT => class_id(r.referrer_class_tag).map(u64::from),
+        reference::STATIC_FIELD => class_id(referrer_tag).map(|c| u64::from(c) | STATICS),
+        _ => None,
+    };
+    if let Some(from) = from {
+        let e = state.edges.entry((from, to)).or_default();
+        e.0 += r.size.max(0) as u64;
+        e.1 += 1;
+    }
+    crate::jvmti::VISIT_OBJECTS
+}
+
+/// The referee's tag after the links have seen it: a dropped link's tag is cleared, an
+/// untagged instance of a watched class is watched, and an object of a path class reached
+/// for the first time is linked.
+fn referee_tag(state: &mut State<'_>, mut tag: Jlong, class_tag: Jlong) -> Jlong {
+    if let Some(slot) = link_of(tag).filter(|_| state.holders.live(tag).is_none()) {
+        tag = without_link(tag);
+        state.holders.release(slot);
+    }
+    let Some(class) = class_id(class_tag) else { return tag };
+    if tag == 0 || tag & (WATCH_BIT | HOLDER_BIT) == WATCH_BIT {
+        if let Some(watched) = watch(state, tag, class) {
+            return watched;
+        }
+    }
+    if with_link(tag, 0).is_some() {
+        if let Some(slot) = state.holders.path_link(class) {
+            return state.holders.tag_link(slot, tag);
+        }
+    }
+    tag
+}
+
+/// The new tag of a reached instance of a watched class that is untagged (it gets an access
+/// slot) or watched but not yet a link (it becomes one, so that its holders are learned).
+fn watch(state: &mut State<'_>, tag: Jlong, class: u32) -> Option<Jlong> {
+    if !state.watched_classes.get(class as usize).copied().unwrap_or(false) {
+        return None;
+    }
+    let w = state.watch?;
+    let tag = if tag == 0 { crate::watch::tag_of(w.new_slot()?) } else { tag };
+    let slot = crate::watch::slot_of(tag)?;
+    state.holders.order += 1;
+    let link = Link::new(Kind::Watched(slot), true, class, state.holders.order);
+    Some(match state.holders.add(link) {
+        Some(l) => state.holders.tag_link(l, tag),
+        None => tag,
+    })
+}
+
+/// Notes what holds link `x`, reached by a reference from a referrer tagged `referrer_tag`
+/// (`held` names its class): the referrer's link if it was reached before
+/// `x` (a later one would be a cycle, not a way out), else a new holder link for an untagged
+/// referrer of a container or watched object within [`MAX_LEVEL`] (learned one level per walk
+/// where no path class covered it).
+fn note_referrer(state: &mut State<'_>, x: u32, held: Option<Held>, referrer_tag: &mut Jlong) {
+    let h = &mut *state.holders;
+    h.reach(x);
+    let Some(mut held) = held.filter(|h| !matches!(h, Held::Root(_))) else { return };
+    if let (Held::Instance(c, _), Some(link)) = (held, h.links.get(x as usize)) {
+        let (reached, level, kind, limited) = (link.reached, link.level, link.kind, link.limited);
+        // A session in a local variable of the thread using it is reached from that root
+        // before the list that holds it: its holder, reached later, is still the way out.
+        let rooted = link.held.is_none_or(|h| matches!(h, Held::Root(_)));
+        if let Some(r) = h.live(*referrer_tag) {
+            if h.leads_to(r, x) {
+                return;
+            }
+            let earlier = h.links.get(r as usize).is_some_and(|l| l.reached >= h.walk_start && l.reached < reached);
+            held = Held::Instance(c, (earlier || rooted).then_some(r));
+        } else if kind != Kind::Path && level < MAX_LEVEL && with_link(*referrer_tag, 0).is_some() {
+            // The referrer is being visited, so it was reached before everything this walk
+            // reaches from now on: it takes the walk's start as its order.
+            let mut link = Link::new(Kind::Holder, limited, c, h.walk_start);
+            link.level = level + 1;
+            if let Some(new) = h.add(link) {
+                *referrer_tag = h.tag_link(new, *referrer_tag);
+                held = Held::Instance(c, Some(new));
+            }
+        }
+    }
+    note_held(state, x, held);
+}
+
+/// Makes the referrer of a big array a container (linking it if it is not yet).
+fn container(state: &mut State<'_>, r: &Reference, referrer_tag: &mut Jlong) {
+    if r.kind != reference::FIELD || r.length < 0 {
+        return;
+    }
+    let object_array =
+        class_id(r.class_tag).is_some_and(|c| state.object_arrays.get(c as usize).copied().unwrap_or(false));
+    if object_array && r.size > 0 {
+        state.array_sizes[(r.size.ilog2() as usize).min(SIZE_BUCKETS - 1)] += 1;
+    }
+    if r.size < state.holders.big_array(object_array) {
+        return;
+    }
+    let (Some(referrer_class), Some(array_class)) = (class_id(r.referrer_class_tag), class_id(r.class_tag)) else {
+        return;
+    };
+    let h = &mut *state.holders;
+    let walks = h.walks;
+    let slot = match h.live(*referrer_tag) {
+        Some(slot) => slot,
+        None if with_link(*referrer_tag, 0).is_some() => {
+            let Some(slot) = h.add(Link::new(Kind::Container, false, referrer_class, h.walk_start)) else { return };
+            *referrer_tag = h.tag_link(slot, *referrer_tag);
+            slot
+        }
+        None => return,
+    };
+    let containers = h.containers;
+    let Some(l) = h.links.get_mut(slot as usize) else { return };
+    match l.kind {
+        Kind::Watched(_) => return,
+        Kind::Holder | Kind::Path if containers >= MAX_CONTAINERS => return,
+        Kind::Holder | Kind::Path => {
+            l.kind = Kind::Container;
+            l.level = 0;
+            h.containers += 1;
+        }
+        Kind::Container => {}
+    }
+    l.array_bytes = r.size as u64;
+    l.array_class = array_class;
+    l.seen_in = walks;
+}
+
+fn note_held(state: &mut State<'_>, slot: u32, held: Held) {
+    if let Some(l) = state.holders.links.get_mut(slot as usize) {
+        if l.held.is_none_or(|h| held.rank() < h.rank()) {
+            l.held = Some(held);
+        }
+    }
+}
+
+unsafe extern "C" fn on_primitive_array(
+    class_tag: Jlong,
+    size: Jlong,
+    _tag_ptr: *mut Jlong,
+    _count: Jint,
+    _element_type: u32,
+    _elements: *const c_void,
+    user_data: *mut c_void,
+) -> Jint {
+    // SAFETY: as in `on_reference`.
+    let state = unsafe { &mut *user_data.cast::<State>() };
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        if let Some(c) = class_id(class_tag) {
+            let n = state.node(c);
+            n.prim_count += 1;
+            n.prim_bytes += size.max(0) as u64;
+        }
+    }));
+    if r.is_err() {
+        state.panicked = true;
+        return crate::jvmti::VISIT_ABORT;
+    }
+    0
+}

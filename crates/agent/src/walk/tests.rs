@@ -1,0 +1,321 @@
+//! A walk driven as HotSpot's `FollowReferences` drives it (a visit stack; an object's
+//! class reference, then its fields, each referee pushed until visited) over small graphs.
+use super::holders::*;
+use super::*;
+use crate::classes::CLASS_BIT;
+use crate::watch::Watch;
+
+/// Class ids of the test graphs.
+const REGISTRY: u32 = 0;
+const MAP: u32 = 1;
+const TABLE: u32 = 2;
+const NODE: u32 = 3;
+const SESSION: u32 = 4;
+const CLASS: u32 = 5;
+const OTHER: u32 = 6;
+
+fn names() -> Vec<String> {
+    ["Registry", "Map", "Map$Node[]", "Map$Node", "Session", "java.lang.Class", "Other"].map(String::from).to_vec()
+}
+
+#[derive(Default)]
+struct Heap {
+    class: Vec<u32>,
+    size: Vec<i64>,
+    length: Vec<i32>,
+    fields: Vec<Vec<usize>>,
+    tags: Vec<Jlong>,
+    /// Static fields: class, object.
+    statics: Vec<(u32, usize)>,
+    /// Thread roots.
+    threads: Vec<usize>,
+    /// Local variables of threads, reported after the threads.
+    locals: Vec<usize>,
+}
+
+impl Heap {
+    fn object(&mut self, class: u32, size: i64, length: i32) -> usize {
+        self.class.push(class);
+        self.size.push(size);
+        self.length.push(length);
+        self.fields.push(Vec::new());
+        self.tags.push(0);
+        self.class.len() - 1
+    }
+
+    fn refer(&mut self, from: usize, to: usize) {
+        self.fields[from].push(to);
+    }
+
+    /// A registry (static) holding a map of `n` sessions, each holding the registry back,
+    /// and, reached first from a thread, a map of `other` nodes nothing watched is in.
+    fn registry(n: usize, other: usize) -> Heap {
+        let mut h = Heap::default();
+        let unrelated = h.object(MAP, 48, -1);
+        let unrelated_table = h.object(TABLE, 16 + 4 * other as i64, other as i32);
+        h.refer(unrelated, unrelated_table);
+        for _ in 0..other {
+            let node = h.object(NODE, 32, -1);
+            let value = h.object(OTHER, 16, -1);
+            h.refer(unrelated_table, node);
+            h.refer(node, value);
+        }
+        h.threads.push(unrelated);
+        let registry = h.object(REGISTRY, 16, -1);
+        let map = h.object(MAP, 48, -1);
+        let table = h.object(TABLE, 16 + 4 * 65_536, 65_536);
+        h.refer(registry, map);
+        h.refer(map, table);
+        for _ in 0..n {
+            let node = h.object(NODE, 32, -1);
+            let session = h.object(SESSION, 24, -1);
+            h.refer(table, node);
+            h.refer(node, session);
+            h.refer(session, registry);
+        }
+        h.statics.push((REGISTRY, registry));
+        h
+    }
+
+    /// Walks the heap into `holders` as the agent's walk does, with sessions watched.
+    fn walk(&mut self, holders: &mut Holders, watch: &Watch) -> Vec<u32> {
+        let watched_classes: Vec<bool> = names().iter().map(|n| watch.watches(n)).collect();
+        holders.begin_walk();
+        let object_arrays: Vec<bool> = names().iter().map(|n| n.ends_with("[]")).collect();
+        let mut state = State {
+            deadline: Instant::now() + Duration::from_secs(3600),
+            object_arrays: &object_arrays,
+            array_sizes: [0; SIZE_BUCKETS],
+            stopped_at: None,
+            calls: 0,
+            aborted: false,
+            holders,
+            watched_classes: &watched_classes,
+            watch: Some(watch),
+            seen_samples: Vec::new(),
+            expected: Vec::new(),
+            nodes: Vec::new(),
+            edges: FxHashMap::default(),
+            referent_index: None,
+            panicked: false,
+            panic_for_test: false,
+        };
+        let class_tag = |c: u32| CLASS_BIT | Jlong::from(c);
+        let mut stack = Vec::new();
+        let mut marked = vec![false; self.class.len()];
+        for &(c, o) in &self.statics {
+            let r = self.reference(reference::STATIC_FIELD, CLASS, o);
+            let mut mirror = class_tag(c);
+            if visit(&mut state, &r, Some(&mut self.tags[o]), Some(&mut mirror)) != 0 {
+                stack.push(o);
+            }
+        }
+        for &o in &self.threads {
+            let r = self.reference(26, 0, o);
+            if visit(&mut state, &r, Some(&mut self.tags[o]), None) != 0 {
+                stack.push(o);
+            }
+        }
+        for &o in &self.locals {
+            let r = self.reference(24, 0, o);
+            if visit(&mut state, &r, Some(&mut self.tags[o]), None) != 0 {
+                stack.push(o);
+            }
+        }
+        while let Some(o) = stack.pop() {
+            if std::mem::replace(&mut marked[o], true) {
+                continue;
+            }
+            let r = Reference {
+                kind: reference::CLASS,
+                index: -1,
+                class_tag: class_tag(CLASS),
+                referrer_class_tag: class_tag(self.class[o]),
+                size: 0,
+                length: -1,
+                itself: false,
+            };
+            let mut mirror = class_tag(self.class[o]);
+            visit(&mut state, &r, Some(&mut mirror), None);
+            for i in 0..self.fields[o].len() {
+                let to = self.fields[o][i];
+                let kind = if self.length[o] >= 0 { reference::ARRAY_ELEMENT } else { reference::FIELD };
+                let r = self.reference(kind, self.class[o], to);
+                let (mut tag, mut referrer) = (self.tags[to], self.tags[o]);
+                let followed = visit(&mut state, &r, Some(&mut tag), Some(&mut referrer));
+                self.tags[to] = tag;
+                // The referrer's new tag wins where both are the same object.
+                self.tags[o] = referrer;
+                if followed != 0 && !marked[to] {
+                    stack.push(to);
+                }
+            }
+        }
+        let objects: Vec<u64> = state.nodes.iter().map(|n| n.count.max(n.prim_count)).collect();
+        state.holders.finish_walk(&state.edges, &objects, state.watched_classes);
+        state.seen_samples
+    }
+
+    fn reference(&self, kind: u32, referrer_class: u32, to: usize) -> Reference {
+        Reference {
+            kind,
+            index: 0,
+            class_tag: CLASS_BIT | Jlong::from(self.class[to]),
+            referrer_class_tag: CLASS_BIT | Jlong::from(referrer_class),
+            size: self.size[to],
+            length: self.length[to],
+            itself: false,
+        }
+    }
+}
+
+/// A watch on the sessions, and no links yet.
+fn watching_sessions() -> (Watch, Holders) {
+    (Watch::new(vec![vec!["Session".into()]], Instant::now()), Holders::default())
+}
+
+fn registry_path() -> Vec<String> {
+    ["Map$Node", "Map$Node[]", "Map", "Registry", "class Registry"].map(String::from).to_vec()
+}
+
+#[test]
+fn the_first_walk_learns_one_level_and_the_second_names_whole_paths() {
+    let mut heap = Heap::registry(300, 2_000);
+    let (watch, mut holders) = watching_sessions();
+    heap.walk(&mut holders, &watch);
+    let first = holders.watched(&names());
+    assert_eq!(first.len(), 300);
+    assert!(first.iter().all(|(_, c, p)| *c == SESSION && p == &["Map$Node", "…"]), "{:?}", first[0]);
+    // Both maps' tables are among the biggest object arrays, the registry's the biggest.
+    let chains: Vec<HolderChain> = holders.chains(&names()).into_iter().map(|c| c.0).collect();
+    assert_eq!(chains.len(), 2, "{chains:?}");
+    assert_eq!((chains[0].container.as_str(), chains[0].path.as_slice()), ("Map", &["…".to_string()][..]));
+
+    heap.walk(&mut holders, &watch);
+    let second = holders.watched(&names());
+    assert_eq!(second.len(), 300);
+    for (_, _, path) in &second {
+        assert_eq!(path, &registry_path(), "the sessions hold the registry back: no cycle");
+    }
+    let chains = holders.chains(&names());
+    assert_eq!(chains[0].0.path, ["Registry", "class Registry"]);
+    assert_eq!(chains[0].1.steps[1], Step::Statics(REGISTRY), "the registry's class, for the static field's name");
+    // Path links cover the unrelated map's nodes too, and stay for the next walks.
+    let (used, added) = holders.counts();
+    assert!(added >= 2_000, "{added}");
+    assert!(used <= 300 * 2 + 2_000 + 10, "{used} links");
+    heap.walk(&mut holders, &watch);
+    assert_eq!(holders.counts(), (used, 0), "a steady heap is not linked again");
+    assert_eq!(holders.watched(&names())[0].2, registry_path());
+}
+
+#[test]
+fn path_classes_are_the_ones_with_few_objects() {
+    // 30,000 unrelated nodes: more than the path classes may have, so map nodes are left
+    // to the watch's one-level links; the table, the map and the registry stay.
+    let mut heap = Heap::registry(100, 30_000);
+    let (watch, mut holders) = watching_sessions();
+    heap.walk(&mut holders, &watch);
+    let chosen: Vec<usize> = (0..holders.path_classes.len()).filter(|&c| holders.path_classes[c]).collect();
+    assert_eq!(chosen, [REGISTRY as usize, MAP as usize, TABLE as usize]);
+    heap.walk(&mut holders, &watch);
+    assert!(holders.counts().1 < 10, "{:?}", holders.counts());
+    assert_eq!(holders.watched(&names())[0].2, registry_path(), "the nodes the first walk linked");
+}
+
+#[test]
+fn dropped_links_are_cleared_and_their_slots_reused() {
+    let mut heap = Heap::registry(50, 1_000);
+    let (watch, mut holders) = watching_sessions();
+    heap.walk(&mut holders, &watch);
+    heap.walk(&mut holders, &watch);
+    let unrelated: Vec<usize> = (0..heap.class.len()).filter(|&o| heap.class[o] == NODE).take(1_000).collect();
+    assert!(unrelated.iter().all(|&o| link_of(heap.tags[o]).is_some()), "linked when first reached");
+    let slots = holders.links.len();
+    // Unreachable for a walk, the unrelated map's links are dropped; reached again, their
+    // tags are cleared and they are linked anew, in the same slots.
+    let thread = heap.threads.pop().unwrap();
+    heap.walk(&mut holders, &watch);
+    let dropped = |h: &Holders, tag: Jlong| h.live(tag).is_none();
+    assert!(unrelated.iter().all(|&o| dropped(&holders, heap.tags[o])));
+    heap.threads.push(thread);
+    heap.walk(&mut holders, &watch);
+    assert!(unrelated.iter().all(|&o| !dropped(&holders, heap.tags[o])), "linked anew");
+    assert_eq!(holders.links.len(), slots, "in the slots their cleared tags gave back");
+    // Unreachable again and then collected: ObjectFree gives the slots back.
+    heap.threads.pop();
+    heap.walk(&mut holders, &watch);
+    let tags: Vec<Jlong> = unrelated.iter().map(|&o| heap.tags[o]).collect();
+    holders.freed(&tags);
+    assert!(holders.free.len() >= 1_000, "{}", holders.free.len());
+    assert_eq!(holders.watched(&names())[0].2, registry_path());
+}
+
+#[test]
+fn sampled_objects_on_a_path_are_linked_and_stay_sampled() {
+    let mut heap = Heap::registry(20, 10);
+    let table = (0..heap.class.len()).rfind(|&o| heap.class[o] == TABLE).unwrap();
+    heap.tags[table] = SAMPLE_BIT | 77;
+    let (watch, mut holders) = watching_sessions();
+    heap.walk(&mut holders, &watch);
+    let seen = heap.walk(&mut holders, &watch);
+    assert!(seen.contains(&77), "{seen:?}");
+    assert!(link_of(heap.tags[table]).is_some() && heap.tags[table] as u32 == 77, "{:x}", heap.tags[table]);
+    assert_eq!(holders.watched(&names())[0].2, registry_path());
+}
+
+#[test]
+fn a_session_in_a_local_variable_is_still_named_by_its_holder() {
+    // Seen on JDK 25: the session the loop was using was reached from the thread's stack
+    // before the list holding it, and its path stopped at the list's array.
+    let mut heap = Heap::registry(30, 10);
+    let sessions: Vec<usize> = (0..heap.class.len()).filter(|&o| heap.class[o] == SESSION).collect();
+    heap.locals.push(sessions[7]);
+    let (watch, mut holders) = watching_sessions();
+    heap.walk(&mut holders, &watch);
+    heap.walk(&mut holders, &watch);
+    let watched = holders.watched(&names());
+    assert_eq!(watched.len(), 30);
+    assert!(watched.iter().all(|(_, _, p)| p == &registry_path()), "{watched:?}");
+}
+
+#[test]
+fn an_object_reached_first_from_a_local_is_not_held_by_what_it_holds() {
+    // The registry is kept only by a session in a local variable: the map's nodes reach
+    // that session after it, but they are held through it, so naming them its holder
+    // would be a cycle.
+    let mut heap = Heap::registry(5, 0);
+    heap.statics.clear();
+    let session = (0..heap.class.len()).find(|&o| heap.class[o] == SESSION).unwrap();
+    heap.locals.push(session);
+    let (watch, mut holders) = watching_sessions();
+    heap.walk(&mut holders, &watch);
+    heap.walk(&mut holders, &watch);
+    let watched = holders.watched(&names());
+    assert_eq!(watched.len(), 5);
+    let through = ["Map$Node", "Map$Node[]", "Map", "Registry", "Session", "root stack local"];
+    for (slot, _, path) in &watched {
+        let expected: &[&str] = if *slot == 0 { &["root stack local"] } else { &through };
+        assert_eq!(path, expected, "every path ends at the local, none loops");
+    }
+}
+
+#[test]
+fn containers_are_the_biggest_object_arrays_of_the_last_walk() {
+    let mut holders = Holders::default();
+    assert_eq!(holders.big_array(true), 4096, "before a walk: any object array of 4 KiB");
+    assert_eq!(holders.big_array(false), 65_536);
+    // 100 arrays of 4–8 KiB and 10 of 16–32 KiB: the next walk takes only the 10 (8 KiB is
+    // the smallest power of two that leaves the 100 out).
+    let mut sizes = [0u64; SIZE_BUCKETS];
+    sizes[12] = 100;
+    sizes[14] = 10;
+    holders.plan_containers(&sizes);
+    assert_eq!(holders.big_array(true), 8192);
+    // Few big arrays: back to 4 KiB; a heap full of them: never above 64 KiB.
+    holders.plan_containers(&[0; SIZE_BUCKETS]);
+    assert_eq!(holders.big_array(true), 4096);
+    sizes[20] = 1_000;
+    holders.plan_containers(&sizes);
+    assert_eq!(holders.big_array(true), 65_536);
+}
