@@ -159,7 +159,7 @@ fn add_container_holders(slice: &mut report::Slice, holders: &[ContainerHolder])
 
 /// Adds the chain of container `h` to `slice` as non-growing edges, from `start` (its
 /// container's class, or its array's) outwards, each with the field that holds the step
-/// before, until it meets an edge the slice has.
+/// before (an edge the slice has already, a growing one, is left as it is).
 fn add_chain(slice: &mut report::Slice, h: &ContainerHolder, start: &str) {
     let mut steps: Vec<(String, Option<String>)> = Vec::new();
     if h.array == start && h.container != start {
@@ -173,8 +173,10 @@ fn add_chain(slice: &mut report::Slice, h: &ContainerHolder, start: &str) {
     );
     let mut to = start.to_string();
     for (from, field) in steps {
-        if slice.edges.iter().any(|e| e.from == from && e.to == to) {
-            break;
+        if let Some(e) = slice.edges.iter_mut().find(|e| e.from == from && e.to == to) {
+            e.field = e.field.take().or(field);
+            to = from;
+            continue;
         }
         slice.edges.push(report::SliceEdge {
             from: from.clone(),

@@ -342,7 +342,7 @@ fn visit(state: &mut State, r: &Reference, tag: Option<&mut Jlong>, referrer_tag
             if let Some(x) = linked {
                 note_referrer(state, x, held, rt);
             }
-            container(state, r, rt);
+            container(state, r, rt, tag);
         }
         None => {
             if let Some(x) = linked {
@@ -464,8 +464,11 @@ fn note_referrer(state: &mut State<'_>, x: u32, held: Option<Held>, referrer_tag
     note_held(state, x, held);
 }
 
-/// Makes the referrer of a big array a container (linking it if it is not yet).
-fn container(state: &mut State<'_>, r: &Reference, referrer_tag: &mut Jlong) {
+/// Makes the referrer of a big array a container (linking it if it is not yet), and links the
+/// array (`tag`) as held by it: a watched object's chain that reaches the array goes on
+/// through the container's (a listener in a list's array: the array has too many neighbours
+/// of its class to be a path class, and the chain stopped there).
+fn container(state: &mut State<'_>, r: &Reference, referrer_tag: &mut Jlong, tag: &mut Jlong) {
     if r.kind != reference::FIELD || r.length < 0 {
         return;
     }
@@ -506,6 +509,15 @@ fn container(state: &mut State<'_>, r: &Reference, referrer_tag: &mut Jlong) {
     l.array_bytes = r.size as u64;
     l.array_class = array_class;
     l.seen_in = walks;
+    if h.live(*tag).is_none() && with_link(*tag, 0).is_some() {
+        h.order += 1;
+        let mut array = Link::new(Kind::Holder, false, array_class, h.order);
+        array.level = 1;
+        array.held = Some(Held::Instance(referrer_class, Some(slot)));
+        if let Some(a) = h.add(array) {
+            *tag = h.tag_link(a, *tag);
+        }
+    }
 }
 
 fn note_held(state: &mut State<'_>, slot: u32, held: Held) {
