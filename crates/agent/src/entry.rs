@@ -70,6 +70,8 @@ pub(crate) unsafe extern "C" fn on_gc_finish(_jvmti: *mut c_void) {
             if a.panics_in("gc") {
                 panic!("test_panic:gc");
             }
+            // What was sampled before it: the objects this collection judged.
+            a.gc_seq.store(a.sampler.seq(), Ordering::Release);
             a.gc_count.fetch_add(1, Ordering::Release);
         }
     });

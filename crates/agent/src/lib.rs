@@ -73,6 +73,9 @@ struct Agent {
     hooked: Mutex<Vec<String>>,
     classes: classes::Classes,
     gc_count: AtomicU64,
+    /// The sampler's sequence number when the last collection finished: samples from it on
+    /// were allocated after it, and no collection has judged them yet.
+    gc_seq: AtomicU64,
     /// `ObjectFree` events received, to tell when the collector's frees have all been posted.
     frees_seen: AtomicU64,
     /// Sampled allocations recorded, and the CPU nanoseconds their callbacks took (what a deeper
@@ -240,6 +243,7 @@ fn load(vm: Vm, text: &str, live: bool) -> Jint {
         hooked: Mutex::new(Vec::new()),
         classes: classes::Classes::default(),
         gc_count: AtomicU64::new(0),
+        gc_seq: AtomicU64::new(0),
         frees_seen: AtomicU64::new(0),
         samples_taken: AtomicU64::new(0),
         sampling_ns: AtomicU64::new(0),

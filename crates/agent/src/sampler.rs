@@ -7,6 +7,7 @@
 //! frees it, `ObjectFree` hands back its tag. The samples still alive estimate the live bytes
 //! per class and per allocation site at any moment, with no heap walk.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use rustc_hash::FxHashMap;
@@ -58,6 +59,9 @@ struct Table {
 pub struct Sampler {
     interval: f64,
     table: Mutex<Table>,
+    /// The next sample's sequence number, readable without the lock (from the collector's
+    /// event, which must not wait for an allocating thread).
+    seq: AtomicU64,
     // A separate lock: ObjectFree may run while an allocating thread holds `table`
     // (tag map maintenance can post it from inside SetTag).
     freed: Mutex<Vec<u32>>,
@@ -93,6 +97,7 @@ impl Sampler {
         }
         let seq = t.next_seq;
         t.next_seq += 1;
+        self.seq.store(t.next_seq, Ordering::Release);
         let sample = Sample { class, site, weight: w as u64, size: size.max(1), seq, unreached: false };
         let slot = match t.free.pop() {
             Some(s) => {
@@ -156,6 +161,11 @@ impl Sampler {
         }
     }
 
+    /// The sequence number the next sample gets, without the lock.
+    pub fn seq(&self) -> u64 {
+        self.seq.load(Ordering::Acquire)
+    }
+
     /// The sequence number the next sample gets: samples before it existed when a walk began.
     pub fn next_seq(&self) -> u64 {
         self.table.lock().unwrap_or_else(|p| p.into_inner()).next_seq
@@ -186,10 +196,13 @@ impl Sampler {
     }
 
     /// Estimated volumes by class id, and by site id with each site's class; with `judged`
-    /// (the sequence number a walk began at), only of the samples that walk judged. Right
-    /// after a walk, the samples taken since it began (while it waited for its safepoint and
-    /// while its result was stored) are mostly garbage nothing has judged: a steady Tomcat's
-    /// walk-checked estimate read 16.3 MiB against the walk's exact 6.4 MiB on a busy machine.
+    /// (the sequence number a walk began at, or a collection ended at), only of the samples
+    /// that walk or collection judged. Right after a walk, the samples taken since it began
+    /// (while it waited for its safepoint and while its result was stored) are mostly garbage
+    /// nothing has judged: a steady Tomcat's walk-checked estimate read 16.3 MiB against the
+    /// walk's exact 6.4 MiB on a busy machine. After a collection the same holds of what was
+    /// allocated since it: a loop that copied a list's array 20,000 times left 252 MiB of
+    /// dead arrays in the young generation, all counted, until the next collection.
     pub fn volumes(&self, judged: Option<u64>) -> (Vec<Volume>, Vec<(u32, Volume)>) {
         let t = self.table.lock().unwrap_or_else(|p| p.into_inner());
         let mut classes = t.classes.clone();

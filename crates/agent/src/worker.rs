@@ -153,6 +153,7 @@ impl<'a> Worker<'a> {
             ("options", a.text.clone()),
             ("interval", a.opts.interval.to_string()),
             ("walk_every_ms", a.opts.walk_every.as_millis().to_string()),
+            ("period_ms", a.opts.period.as_millis().to_string()),
             ("sampling", a.sampling.to_string()),
             ("agent", env!("CARGO_PKG_VERSION").to_string()),
         ];
@@ -357,7 +358,11 @@ impl<'a> Worker<'a> {
         }
         let names = a.classes.names();
         let name = |id: usize| names.get(id).cloned().unwrap_or_else(|| format!("(class #{id})"));
-        let judged = (checked == Checked::Walk).then_some(self.walk_began);
+        let judged = match checked {
+            Checked::Walk => Some(self.walk_began),
+            Checked::Collection => Some(a.gc_seq.load(Ordering::Acquire)),
+            Checked::Nothing => None,
+        };
         let (volumes, site_volumes) = a.sampler.volumes(judged);
         let classes: Vec<SampledClass> = volumes
             .iter()

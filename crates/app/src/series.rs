@@ -315,15 +315,22 @@ fn reaches_end(run: &runstore::Run, last: Option<&growth::HeapSummary>) -> bool 
     last.is_some() && gap_to_end(run, last) <= 2 * walk_every + 10_000
 }
 
-/// The snapshot whose sampled volumes best estimate what is live now: the newest walk-checked
-/// one, else the newest taken right after a collection, if it still speaks for the end of the
-/// run (see [`reaches_end`]); else the newest. `top` shows it, with its sampling error.
+/// The snapshot whose sampled volumes best estimate what is live now: the newest one a walk
+/// or a collection checked, if it still speaks for the end of the run (see [`reaches_end`]),
+/// the newest walk-checked one when it is as recent (a walk also leaves out the dead objects
+/// of the old generation); else the newest. `top` shows it, with its sampling error. A walk
+/// 38 s old was preferred to a collection of a second ago on a shop whose leak grew 15 MiB a
+/// second meanwhile: `top` read 27 MiB against jcmd's 173 MiB.
 pub fn live_snapshot(run: &runstore::Run) -> Option<&growth::HeapSummary> {
-    [runstore::Checked::Walk, runstore::Checked::Collection]
-        .into_iter()
-        .filter_map(|level| checked_at_least(run, level).last())
-        .find(|s| reaches_end(run, Some(s)))
-        .or(run.samples.last())
+    let time = |s: &growth::HeapSummary| s.time_ms.unwrap_or(0);
+    let newest = checked_at_least(run, runstore::Checked::Collection).last().filter(|s| reaches_end(run, Some(s)));
+    let walked = checked_at_least(run, runstore::Checked::Walk).last();
+    let period = run.meta.get("period_ms").and_then(|p| p.parse::<u64>().ok()).unwrap_or(1_000);
+    match (walked, newest) {
+        (Some(w), Some(n)) if time(w) + 2 * period >= time(n) => Some(w),
+        (_, Some(n)) => Some(n),
+        _ => run.samples.last(),
+    }
 }
 
 /// The agent's mean sampling interval in bytes (0 when the store does not say).

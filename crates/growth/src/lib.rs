@@ -116,6 +116,11 @@ pub struct ContainerHolder {
     pub container: String,
     /// Class of its big array.
     pub array: String,
+    /// The class most of the array's elements had, and how many had it, when the walk
+    /// counted them (empty, 0 when not).
+    pub element: String,
+    /// See `element`.
+    pub elements: u64,
     /// The container's field that holds the array, when known.
     pub array_field: String,
     /// Bytes of its big array.
@@ -235,6 +240,8 @@ fn structure_of<'h>(
         report::HeldStructure {
             name,
             class: h.container.clone(),
+            element: Some(h.element.clone()).filter(|e| !e.is_empty()),
+            elements: h.elements,
             array_field: h.array_field.clone(),
             array: h.array.clone(),
             path,
@@ -432,8 +439,9 @@ fn mark_same_structures(candidates: &mut [report::Candidate]) {
     }
 }
 
-/// Within each group of candidates that grow in one structure, the first class that is
-/// neither the JDK's nor an array heads it, at the group's place, as members head a finding:
+/// Within each group of candidates that grow in one structure, the structure's element (see
+/// [`report::HeldStructure::element`]), else the first class that is neither the JDK's nor an
+/// array, heads it, at the group's place, as members head a finding:
 /// in a Tomcat whose sessions leak, `StandardSession` says what grows where
 /// `java.lang.String` (their ids, ranked first) did not.
 fn head_by_application_class(candidates: &mut Vec<report::Candidate>) {
@@ -443,7 +451,15 @@ fn head_by_application_class(candidates: &mut Vec<report::Candidate>) {
         let group: Vec<usize> = (0..candidates.len())
             .filter(|&i| candidates[i].class == head || candidates[i].same_structure_as.as_deref() == Some(&head))
             .collect();
-        let Some(&app) = group.iter().find(|&&i| structures::is_application(&candidates[i].class)) else { continue };
+        // The element the structure holds directly, when the walk counted it and it grows
+        // there (a listener list's listener, not the items its carts hold); else the first
+        // application class.
+        let element = candidates[group[0]].slice.structure.as_ref().and_then(|s| s.element.clone());
+        let direct = group.iter().find(|&&i| Some(&candidates[i].class) == element.as_ref());
+        let Some(&app) = direct.or_else(|| group.iter().find(|&&i| structures::is_application(&candidates[i].class)))
+        else {
+            continue;
+        };
         if candidates[app].class == head {
             continue;
         }
@@ -693,6 +709,8 @@ mod tests {
             id,
             container: "java.util.concurrent.CopyOnWriteArrayList".into(),
             array: "java.lang.Object[]".into(),
+            element: "Listener".into(),
+            elements: 3_000,
             array_field: "array".into(),
             bytes: 12_000,
             path: vec!["Shop$PriceService".into(), "class Shop".into()],
@@ -706,6 +724,7 @@ mod tests {
         assert_eq!(s.name, "Shop$PriceService.listeners");
         assert_eq!(s.path, ["Shop$PriceService.listeners", "class Shop.PRICES"]);
         assert_eq!((s.first_bytes, s.last_bytes), (12_000, 12_000 + 23 * 6_000));
+        assert_eq!((s.element.as_deref(), s.elements), (Some("Listener"), 3_000));
         assert!(report.candidates[0]
             .slice
             .edges

@@ -345,9 +345,13 @@ fn structure_text(o: &mut String, s: &HeldStructure, last_ms: Option<u64>) {
         Some(last) if last >= t => format!("{} before the last snapshot", human_ms(last - t)),
         _ => utc(t),
     };
+    let of = match &s.element {
+        Some(e) => format!(" of {} × {e} (when walked)", thousands(s.elements)),
+        None => String::new(),
+    };
     let _ = writeln!(
         o,
-        "   grows in {}: a {} whose {} grew {} → {} (read {}, without a pause)",
+        "   grows in {}: a {}{of} whose {} grew {} → {} (read {}, without a pause)",
         s.name,
         s.class,
         if s.array_field.is_empty() { "array".to_string() } else { format!("{} ({})", s.array_field, s.array) },

@@ -61,6 +61,13 @@ pub struct HeldStructure {
     pub name: String,
     /// The container's class (`java.util.concurrent.CopyOnWriteArrayList`).
     pub class: String,
+    /// The class most elements of its array had when a heap walk counted them (the element
+    /// a person looks for in the code: the listener, not what the listener holds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element: Option<String>,
+    /// How many elements of that class the walk counted.
+    #[serde(default)]
+    pub elements: u64,
     /// Its field that holds the array (`array`), and the array's class.
     pub array_field: String,
     /// The array's class.

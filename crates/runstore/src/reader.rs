@@ -301,9 +301,9 @@ impl Reader<'_> {
     fn holders(&self, walk: &SnapshotRow) -> Result<Vec<HolderRow>, StoreError> {
         let numbered = self.version >= 5;
         let sql = if numbered {
-            "SELECT container, array, bytes, path, container_id, array_field, fields FROM holders WHERE snapshot = ?1 ORDER BY bytes DESC"
+            "SELECT container, array, bytes, path, container_id, array_field, fields, element, elements FROM holders WHERE snapshot = ?1 ORDER BY bytes DESC"
         } else {
-            "SELECT container, array, bytes, path, 0, '', '' FROM holders WHERE snapshot = ?1 ORDER BY bytes DESC"
+            "SELECT container, array, bytes, path, 0, '', '', '', 0 FROM holders WHERE snapshot = ?1 ORDER BY bytes DESC"
         };
         let mut rows = self.rows(sql, params![walk.id], |r| {
             let path = split_path(&r.get::<_, String>(3)?);
@@ -314,6 +314,8 @@ impl Reader<'_> {
                 id: u(r, 4)?,
                 container: r.get(0)?,
                 array: r.get(1)?,
+                element: r.get(7)?,
+                elements: u(r, 8)?,
                 array_field: r.get(5)?,
                 bytes: u(r, 2)?,
                 path,

@@ -50,12 +50,15 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     CREATE TABLE captures(
         time_ms INTEGER NOT NULL, file TEXT NOT NULL, live_bytes INTEGER NOT NULL, reason TEXT NOT NULL);
     ",
-    // 5: containers numbered across walks, the fields of their chains, and their arrays' sizes
-    // read between walks (no pause), for heaps too big to walk often.
+    // 5: containers numbered across walks, the fields of their chains, their arrays' main
+    // element class, and their arrays' sizes read between walks (no pause), for heaps too big
+    // to walk often.
     "
     ALTER TABLE holders ADD COLUMN container_id INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE holders ADD COLUMN array_field TEXT NOT NULL DEFAULT '';
     ALTER TABLE holders ADD COLUMN fields TEXT NOT NULL DEFAULT '';
+    ALTER TABLE holders ADD COLUMN element TEXT NOT NULL DEFAULT '';
+    ALTER TABLE holders ADD COLUMN elements INTEGER NOT NULL DEFAULT 0;
     CREATE TABLE container_sizes(
         container_id INTEGER NOT NULL, time_ms INTEGER NOT NULL, bytes INTEGER NOT NULL);
     CREATE INDEX container_sizes_by_id ON container_sizes(container_id, time_ms);

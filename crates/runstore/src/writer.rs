@@ -184,7 +184,7 @@ impl Store {
                     .map_err(err(&path))?;
             }
             let mut ins = tx
-                .prepare_cached("INSERT INTO holders(snapshot, container, array, bytes, path, container_id, array_field, fields) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+                .prepare_cached("INSERT INTO holders(snapshot, container, array, bytes, path, container_id, array_field, fields, element, elements) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
                 .map_err(err(&path))?;
             for h in holders {
                 ins.execute(params![
@@ -195,7 +195,9 @@ impl Store {
                     h.path.join(PATH_SEP),
                     h.id as i64,
                     h.array_field,
-                    h.fields.join(PATH_SEP)
+                    h.fields.join(PATH_SEP),
+                    h.element,
+                    h.elements as i64
                 ])
                 .map_err(err(&path))?;
             }

@@ -98,6 +98,10 @@ pub(super) struct Link {
     pub(super) level: u32,
     pub(super) array_class: u32,
     pub(super) array_bytes: u64,
+    /// A container's: the link of its big array in the last walk.
+    pub(super) array_link: Option<u32>,
+    /// It is a container's big array (its elements' classes are counted).
+    pub(super) is_array: bool,
     /// The walk that last saw its big array.
     pub(super) seen_in: u64,
     /// When the walk that last reached it first did (`Holders::order`).
@@ -125,6 +129,8 @@ impl Link {
             level: 0,
             array_class: 0,
             array_bytes: 0,
+            array_link: None,
+            is_array: false,
             seen_in: 0,
             reached,
             held: None,
@@ -190,6 +196,9 @@ pub struct Holders {
     pub(super) path_added: usize,
     /// Links made so far (the next link's serial).
     pub(super) made: u64,
+    /// The classes of the elements of containers' big arrays this walk: (array link, class id)
+    /// → elements.
+    pub(super) elements: FxHashMap<(u32, u32), u64>,
     /// Log2 of the bytes an object array needs to make its referrer a container (the
     /// biggest ones of the last walk; see [`SMALLEST_BIG_OBJECT_ARRAY`]); 0 before a walk.
     pub(super) big_object_array: u32,
@@ -288,7 +297,14 @@ impl Holders {
         }
     }
 
+    /// The class most elements of container `l`'s array had in the last walk, and how many.
+    fn element_of(&self, l: &Link) -> Option<(u32, u64)> {
+        let array = l.array_link?;
+        self.elements.iter().filter(|((a, _), _)| *a == array).map(|(&(_, class), &n)| (class, n)).max_by_key(|e| e.1)
+    }
+
     pub(super) fn begin_walk(&mut self) {
+        self.elements.clear();
         self.walks += 1;
         self.order += 1;
         self.walk_start = self.order;
@@ -432,9 +448,12 @@ impl Holders {
             .filter(|l| !l.retired && l.kind == Kind::Container && l.seen_in == self.walks)
             .map(|l| {
                 let (path, steps): (Vec<String>, Vec<Step>) = self.outwards(l, names).into_iter().unzip();
+                let element = self.element_of(l);
                 let chain = HolderChain {
                     id: l.serial,
                     container: name(l.class),
+                    element: element.map(|(c, _)| name(c)).unwrap_or_default(),
+                    elements: element.map_or(0, |e| e.1),
                     array: name(l.array_class),
                     array_field: String::new(),
                     bytes: l.array_bytes,

@@ -342,6 +342,11 @@ fn visit(state: &mut State, r: &Reference, tag: Option<&mut Jlong>, referrer_tag
             if let Some(x) = linked {
                 note_referrer(state, x, held, rt);
             }
+            if r.kind == reference::ARRAY_ELEMENT {
+                if let Some(array) = state.holders.live(*rt).filter(|&a| state.holders.links[a as usize].is_array) {
+                    element(state, r, array);
+                }
+            }
             container(state, r, rt, tag);
         }
         None => {
@@ -509,14 +514,35 @@ fn container(state: &mut State<'_>, r: &Reference, referrer_tag: &mut Jlong, tag
     l.array_bytes = r.size as u64;
     l.array_class = array_class;
     l.seen_in = walks;
-    if h.live(*tag).is_none() && with_link(*tag, 0).is_some() {
-        h.order += 1;
-        let mut array = Link::new(Kind::Holder, false, array_class, h.order);
-        array.level = 1;
-        array.held = Some(Held::Instance(referrer_class, Some(slot)));
-        if let Some(a) = h.add(array) {
-            *tag = h.tag_link(a, *tag);
+    let array = match h.live(*tag) {
+        // Linked already, as a path class's object or from an earlier walk.
+        Some(a) => {
+            h.links[a as usize].is_array = true;
+            Some(a)
         }
+        None if with_link(*tag, 0).is_some() => {
+            h.order += 1;
+            let mut array = Link::new(Kind::Holder, false, array_class, h.order);
+            array.level = 1;
+            array.is_array = true;
+            array.held = Some(Held::Instance(referrer_class, Some(slot)));
+            let a = h.add(array);
+            if let Some(a) = a {
+                *tag = h.tag_link(a, *tag);
+            }
+            a
+        }
+        None => None,
+    };
+    if let Some(l) = h.links.get_mut(slot as usize) {
+        l.array_link = array;
+    }
+}
+
+/// Counts the element class of a reference from a container's big array (its link `array`).
+fn element(state: &mut State<'_>, r: &Reference, array: u32) {
+    if let Some(class) = class_id(r.class_tag) {
+        *state.holders.elements.entry((array, class)).or_default() += 1;
     }
 }
 

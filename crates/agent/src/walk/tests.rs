@@ -199,6 +199,7 @@ fn the_first_walk_learns_one_level_and_the_second_names_whole_paths() {
     }
     let chains = holders.chains(&names());
     assert_eq!(chains[0].0.path, ["Registry", "class Registry"]);
+    assert_eq!((chains[0].0.element.as_str(), chains[0].0.elements), ("Map$Node", 300), "the table's elements");
     assert_eq!(chains[0].1.steps[1], Step::Statics(REGISTRY), "the registry's class, for the static field's name");
     // Path links cover the unrelated map's nodes too, and stay for the next walks.
     let (used, added) = holders.counts();

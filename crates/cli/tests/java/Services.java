@@ -16,6 +16,15 @@ import java.util.concurrent.atomic.AtomicLong;
  *   never uses it again after construction, besides per-request garbage.
  * - steady (ours): a bounded LRU cache of UserSessions that fills within seconds, besides the
  *   same per-request garbage: no leak.
+ * - tomcat-shop: embedded Tomcat 10 serving a shop; every request opens a session with a cart
+ *   of items, whose session listener registers a CartPriceListener with the application's
+ *   PriceService and never removes it when the session ends (each request ends its own): the
+ *   CopyOnWriteArrayList PriceService.listeners grows, holding every cart and its items.
+ * - tomcat-shop-steady: the same shop, whose listener is removed when its session ends, with a
+ *   catalog of as many items loaded at start as the leak reaches (-Dservices.catalog=N): a big
+ *   heap that does not grow.
+ *
+ * -Dservices.items=N sets the items per cart (default 8).
  *
  * Prints "READY" once it serves, then "done" after SECONDS of load. With
  * -Dservices.wait=true it waits for a line on stdin between the two (a test attaches first).
@@ -32,6 +41,8 @@ public class Services {
             case "tomcat-steady" -> new Tomcat(false);
             case "registry" -> new Registry(false);
             case "steady" -> new Registry(true);
+            case "tomcat-shop" -> new Shop(true);
+            case "tomcat-shop-steady" -> new Shop(false);
             default -> throw new IllegalArgumentException(scenario);
         };
         System.out.println("READY");
@@ -158,5 +169,91 @@ public class Services {
             (bounded ? RECENT : SESSIONS).put(user, new UserSession(user));
             sink += render(n).length;
         }
+    }
+
+    /** An item in a cart: what the shop sells, with its description's bytes. */
+    static final class Item {
+        final String sku;
+        final byte[] description;
+        final int quantity;
+        Item(String sku, int size, int quantity) {
+            this.sku = sku;
+            this.description = new byte[size];
+            this.quantity = quantity;
+        }
+    }
+
+    /** A cart of items, priced by the PriceService while its session lives. */
+    static final class ShopCart {
+        final List<Item> items = new ArrayList<>();
+        long total;
+    }
+
+    /** What PriceService calls when prices change. */
+    interface PriceListener {
+        void pricesChanged(long version);
+    }
+
+    /** Reprices one cart when prices change. */
+    static final class CartPriceListener implements PriceListener {
+        final ShopCart cart;
+        CartPriceListener(ShopCart cart) { this.cart = cart; }
+        public void pricesChanged(long version) { cart.total = version * cart.items.size(); }
+    }
+
+    /** The shop's price service: listeners are told of every price change. */
+    static final class PriceService {
+        final List<PriceListener> listeners = new CopyOnWriteArrayList<>();
+        final Map<String, Item> catalog = new HashMap<>();
+        void add(PriceListener l) { listeners.add(l); }
+        void remove(PriceListener l) { listeners.remove(l); }
+    }
+
+    static final class Shop implements Service {
+        final org.apache.catalina.startup.Tomcat tomcat = new org.apache.catalina.startup.Tomcat();
+        final PriceService prices = new PriceService();
+        final int port;
+        final int items = Integer.getInteger("services.items", 8);
+        Shop(boolean leaks) throws Exception {
+            for (int i = 0, n = Integer.getInteger("services.catalog", 0); i < n; i++) {
+                prices.catalog.put("sku-" + i, new Item("sku-" + i, 64 + i % 64, 1));
+            }
+            File base = java.nio.file.Files.createTempDirectory("tomcat").toFile();
+            tomcat.setBaseDir(base.getPath());
+            tomcat.setPort(0);
+            var ctx = tomcat.addContext("", base.getPath());
+            ctx.getServletContext().setAttribute("prices", prices);
+            ctx.addServletContainerInitializer((classes, sc) -> sc.addListener(new jakarta.servlet.http.HttpSessionListener() {
+                @Override public void sessionCreated(jakarta.servlet.http.HttpSessionEvent e) {
+                    ShopCart cart = new ShopCart();
+                    CartPriceListener l = new CartPriceListener(cart);
+                    e.getSession().setAttribute("cart", cart);
+                    e.getSession().setAttribute("pricing", l);
+                    prices.add(l);
+                }
+                @Override public void sessionDestroyed(jakarta.servlet.http.HttpSessionEvent e) {
+                    // The leak: the listener is not removed when its session ends.
+                    if (!leaks) prices.remove((PriceListener) e.getSession().getAttribute("pricing"));
+                }
+            }), null);
+            org.apache.catalina.startup.Tomcat.addServlet(ctx, "shop", new jakarta.servlet.http.HttpServlet() {
+                @Override protected void doGet(jakarta.servlet.http.HttpServletRequest req, jakarta.servlet.http.HttpServletResponse resp) throws IOException {
+                    long n = Long.parseLong(req.getParameter("n"));
+                    var session = req.getSession(true);
+                    ShopCart cart = (ShopCart) session.getAttribute("cart");
+                    for (int i = 0; i < items; i++) cart.items.add(new Item("sku-" + (n * 7 + i) % 100_000, 48 + (int) (n % 64), 1 + i));
+                    resp.setContentType("text/html");
+                    resp.getOutputStream().write(render(n));
+                    // Checked out: the session ends with the request.
+                    session.invalidate();
+                }
+            });
+            ctx.addServletMappingDecoded("/shop", "shop");
+            tomcat.getConnector();
+            tomcat.start();
+            port = tomcat.getConnector().getLocalPort();
+        }
+        public int port() { return port; }
+        public void request(long n) throws Exception { get(port, "/shop?n=" + n); }
     }
 }
