@@ -6,7 +6,9 @@
 # and with `watch:rule:Session`, alternated (max_pause 5 s: the point is the cost, not the
 # bound). Prints the median pause per object of the walks after the first two (the first
 # learn the class graph) for each, the ratios, and the paths the watched sessions are on at
-# the end of the first run.
+# the end of the first run. The agent as built also walks once with no callback before each
+# walk (`walk_floor:on`): HotSpot's own traversal, the floor of any walk; the agent's share is
+# a walk's pause above it.
 #
 #   benches/walk-cost.sh [SESSIONS] [OTHER] [SECONDS] [BASE] [RUNS]
 #
@@ -29,6 +31,13 @@ fi
 
 # Pause per object (ns) of each walk after the second, one per line.
 per_object() { sqlite3 "$1" "select pause_ms * 1e6 / total_instances from snapshots where kind = 'walk' order by time_ms limit -1 offset 2"; }
+# The floor walk's pause per object (ns) before each of those walks (the nth floor event goes
+# with the nth walk).
+floor_per_object() {
+  paste <(sqlite3 "$1" "select substr(message, 13, length(message) - 15) from events where message like 'floor walk: %' order by rowid") \
+        <(sqlite3 "$1" "select total_instances from snapshots where kind = 'walk' order by time_ms") |
+    tail -n +3 | awk '$2 > 0 { printf "%.1f\n", $1 * 1e6 / $2 }'
+}
 
 for i in $(seq "$runs"); do
   for lib in "${libs[@]}"; do
@@ -36,9 +45,11 @@ for i in $(seq "$runs"); do
     for watch in none watch; do
       db="$out/$name-$watch.db"; rm -f "$db"*
       opts="out:$db,walk_every:2s,budget:50,max_pause:5s"
+      [ "$name" = now ] && opts="$opts,walk_floor:on"
       [ "$watch" = watch ] && opts="$opts,watch:rule:Session"
       java -Xmx2g -Xms2g -XX:+UseG1GC "-agentpath:$path=$opts" -cp "$out" WalkHeap "$sessions" "$other" "$seconds" > /dev/null
       per_object "$db" >> "$out/$name-$watch.ns"
+      [ "$name" = now ] && floor_per_object "$db" >> "$out/floor-$watch.ns"
       if [ "$i" = 1 ]; then
         walks=$(sqlite3 "$db" "select count(*) || ' walks, ' || round(avg(total_instances) / 1e6, 2) || ' M objects, longest pause ' || round(max(pause_ms)) || ' ms' from snapshots where kind = 'walk'")
         echo "$name, $watch: $walks"
@@ -58,6 +69,9 @@ for lib in "${libs[@]}"; do
 done
 now_none=$(median < "$out/now-none.ns"); now_watch=$(median < "$out/now-watch.ns")
 printf "watching vs not, now: x%.2f\n" "$(echo "$now_watch / $now_none" | bc -l)"
+floor=$(median < "$out/floor-none.ns")
+printf "floor (HotSpot's traversal, no callback): %.1f ns per object; the agent's share, now: %.1f ns per object without watching (x%.2f the floor), %.1f watching\n" \
+  "$floor" "$(echo "$now_none - $floor" | bc -l)" "$(echo "$now_none / $floor" | bc -l)" "$(echo "$now_watch - $floor" | bc -l)"
 if [ -n "$base" ]; then
   printf "now vs base, no watch: x%.2f; watching: x%.2f\n" \
     "$(echo "$now_none / $(median < "$out/base-none.ns")" | bc -l)" "$(echo "$now_watch / $(median < "$out/base-watch.ns")" | bc -l)"

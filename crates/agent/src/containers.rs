@@ -46,6 +46,42 @@ pub(crate) struct Containers {
     tracked: Vec<Tracked>,
 }
 
+/// Elements of a container's array looked at for their class, at most.
+const ELEMENT_SAMPLE: i32 = 32;
+
+/// The class most elements of `container`'s array (in `field`) have, from up to
+/// [`ELEMENT_SAMPLE`] elements spread over it, and about how many elements have it (for
+/// containers a walk filtered by class found: it reports the references to the array, not
+/// from it).
+fn element_of(env: Env, jni: Jni, container: Jobject, field: &FieldInfo) -> Option<(String, u64)> {
+    if !field.signature.starts_with("[L") && !field.signature.starts_with("[[") {
+        return None;
+    }
+    let array = jni.object_field(container, field);
+    if array.is_null() {
+        return None;
+    }
+    let length = jni.array_length(array);
+    let positions = ELEMENT_SAMPLE.min(length);
+    let mut counts: FxHashMap<String, u32> = FxHashMap::default();
+    for k in 0..positions {
+        let e = jni.array_element(array, (i64::from(k) * i64::from(length) / i64::from(positions)) as i32);
+        if e.is_null() {
+            continue;
+        }
+        let class = jni.object_class(e);
+        if let Ok(signature) = env.class_signature(class) {
+            *counts.entry(crate::source_name(&signature)).or_default() += 1;
+        }
+        jni.delete_local(class);
+        jni.delete_local(e);
+    }
+    jni.delete_local(array);
+    let (class, n) = counts.into_iter().max_by_key(|c| c.1)?;
+    // The share of the positions looked at, empty ones included (a list's spare capacity).
+    Some((class, u64::from(n) * length.max(0) as u64 / positions.max(1) as u64))
+}
+
 /// Marks a class's static fields in [`Containers::fields`]' keys.
 const STATICS_KEY: u64 = 1 << 32;
 
@@ -79,6 +115,9 @@ impl Containers {
             let Some(&container) = found.get(&o.container.0) else { continue };
             if let Some(field) = self.array_field(env, jni, container, o.container.1) {
                 chain.array_field = field.name.clone();
+                if chain.element.is_empty() {
+                    (chain.element, chain.elements) = element_of(env, jni, container, &field).unwrap_or_default();
+                }
                 let weak = match self.tracked.iter().position(|t| t.id == chain.id) {
                     Some(i) => self.tracked.swap_remove(i).weak,
                     None => jni.new_weak(container),

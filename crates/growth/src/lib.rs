@@ -198,8 +198,9 @@ fn add_chain(slice: &mut report::Slice, h: &ContainerHolder, start: &str) {
 }
 
 /// A container whose array grew over the ranked snapshots (from `from_ms` on), read between
-/// heap walks: by at least a quarter and [`MIN_STRUCTURE_GROWTH`] bytes, and still at its
-/// largest when last read. The walks' own sizes count as readings.
+/// heap walks: by at least a quarter and [`MIN_STRUCTURE_GROWTH`] bytes, at
+/// [`MIN_STRUCTURE_STEPS`] readings or more, and still at its largest when last read. The
+/// walks' own sizes count as readings.
 fn growth_of(h: &ContainerHolder, from_ms: u64) -> Option<(u64, u64, u64, u64)> {
     let mut readings: Vec<(u64, u64)> = h.sizes.iter().copied().filter(|&(t, _)| t >= from_ms).collect();
     if h.time_ms >= from_ms && h.time_ms > 0 {
@@ -208,26 +209,39 @@ fn growth_of(h: &ContainerHolder, from_ms: u64) -> Option<(u64, u64, u64, u64)> 
     }
     let (&(first_ms, first), &(last_ms, last)) = (readings.first()?, readings.last()?);
     let peak = readings.iter().map(|r| r.1).max().unwrap_or(0);
-    let grew = last >= first + MIN_STRUCTURE_GROWTH && last * 4 >= first * 5 && last == peak;
+    let steps = readings.windows(2).filter(|w| w[1].1 > w[0].1).count();
+    let grew =
+        last >= first + MIN_STRUCTURE_GROWTH && last * 4 >= first * 5 && last == peak && steps >= MIN_STRUCTURE_STEPS;
     grew.then_some((first, last, first_ms, last_ms))
 }
 
 /// A container's array must grow by this much to be a growing structure: a list's array
 /// grows four bytes an element, so a thousand leaked listeners.
 const MIN_STRUCTURE_GROWTH: u64 = 4096;
+/// A growing structure's array grew at this many readings at least: a map's table that
+/// doubled once while classes loaded (the application class loader's `parallelLockMap`, 4 to
+/// 8 KiB in the first seconds) is no leak; a leaking map's table doubles again and again, a
+/// list's array grows at every addition.
+const MIN_STRUCTURE_STEPS: usize = 3;
 
 /// The growing structure of a candidate's slice: among the containers that grew (see
-/// [`growth_of`]), the one whose array or own class the slice holds, most growth first.
+/// [`growth_of`]), the one whose array or own class the slice holds, most growth first; else
+/// the one that grew most, not seen holding it.
 fn structure_of<'h>(
     slice: &report::Slice,
     holders: &'h [ContainerHolder],
     from_ms: u64,
 ) -> Option<(&'h ContainerHolder, report::HeldStructure)> {
-    let (h, (first, last, first_ms, last_ms)) = holders
-        .iter()
-        .filter(|h| slice.classes.iter().any(|c| *c == h.array || *c == h.container))
-        .filter_map(|h| Some((h, growth_of(h, from_ms)?)))
-        .max_by_key(|(_, (first, last, _, _))| last - first)?;
+    let growing = || holders.iter().filter_map(|h| Some((h, growth_of(h, from_ms)?)));
+    let in_slice = |h: &ContainerHolder| slice.classes.iter().any(|c| *c == h.array || *c == h.container);
+    let most = |a: &(&ContainerHolder, (u64, u64, u64, u64)), b: &(&ContainerHolder, (u64, u64, u64, u64))| {
+        (a.1 .1 - a.1 .0).cmp(&(b.1 .1 - b.1 .0))
+    };
+    // One the slice holds; else the one that grew most over the same time, said as such (the
+    // walks that linked classes ran before the leak began: the slice is of another heap).
+    let linked = growing().filter(|(h, _)| in_slice(h)).max_by(most);
+    let seen = linked.is_some();
+    let (h, (first, last, first_ms, last_ms)) = linked.or_else(|| growing().max_by(most))?;
     let path: Vec<String> = (0..h.path.len()).map(|i| h.holder_name(i)).collect();
     let name = match path.first() {
         Some(p) if h.fields.first().is_some_and(|f| !f.is_empty() && f != "[]") => {
@@ -239,6 +253,7 @@ fn structure_of<'h>(
         h,
         report::HeldStructure {
             name,
+            seen_holding: seen,
             class: h.container.clone(),
             element: Some(h.element.clone()).filter(|e| !e.is_empty()),
             elements: h.elements,
@@ -261,8 +276,10 @@ fn hold(slice: &mut report::Slice, holders: &[ContainerHolder], from_ms: u64) {
         add_container_holders(slice, holders);
         return;
     };
-    let start = if slice.classes.contains(&h.array) { h.array.clone() } else { h.container.clone() };
-    add_chain(slice, h, &start);
+    if structure.seen_holding {
+        let start = if slice.classes.contains(&h.array) { h.array.clone() } else { h.container.clone() };
+        add_chain(slice, h, &start);
+    }
     slice.containers = vec![structure.class.clone()];
     slice.structure = Some(structure);
 }
@@ -452,13 +469,24 @@ fn head_by_application_class(candidates: &mut Vec<report::Candidate>) {
             .filter(|&i| candidates[i].class == head || candidates[i].same_structure_as.as_deref() == Some(&head))
             .collect();
         // The element the structure holds directly, when the walk counted it and it grows
-        // there (a listener list's listener, not the items its carts hold); else the first
+        // there (a listener list's listener, not the items its carts hold); else, in a
+        // structure read between walks, the application class that grew most (by rank, two
+        // of a cart's classes took turns from one reading to the next); else the first
         // application class.
-        let element = candidates[group[0]].slice.structure.as_ref().and_then(|s| s.element.clone());
+        let structure = candidates[group[0]].slice.structure.clone();
+        let element = structure.as_ref().and_then(|s| s.element.clone());
         let direct = group.iter().find(|&&i| Some(&candidates[i].class) == element.as_ref());
-        let Some(&app) = direct.or_else(|| group.iter().find(|&&i| structures::is_application(&candidates[i].class)))
-        else {
-            continue;
+        let apps = group.iter().filter(|&&i| structures::is_application(&candidates[i].class));
+        let app = match (direct, structure) {
+            (Some(&i), _) => i,
+            (None, Some(_)) => match apps.max_by_key(|&&i| candidates[i].growth_bytes) {
+                Some(&i) => i,
+                None => continue,
+            },
+            (None, None) => match apps.copied().next() {
+                Some(i) => i,
+                None => continue,
+            },
         };
         if candidates[app].class == head {
             continue;
@@ -730,8 +758,15 @@ mod tests {
             .edges
             .iter()
             .any(|e| e.from == "Shop$PriceService" && e.field.as_deref() == Some("listeners")));
+        assert!(s.seen_holding);
         // A list that stayed as the walk left it is no growing structure.
         let steady = analyze_run(&samples, &walks, &[list(8, false)], &o, &[]);
         assert!(steady.candidates[0].slice.structure.is_none());
+        // Walks that ran before the leak began saw no edge to the list: the list that grew
+        // over the same time is named, as not seen holding it.
+        let before: Vec<HeapSummary> = [100, 900].iter().map(|&ms| heap(ms, "Listener", 0)).collect();
+        let report = analyze_run(&samples, &before, &[list(7, true)], &o, &[]);
+        let s = report.candidates[0].slice.structure.as_ref().expect("the list that grew");
+        assert_eq!((s.name.as_str(), s.seen_holding), ("Shop$PriceService.listeners", false));
     }
 }

@@ -349,9 +349,10 @@ fn structure_text(o: &mut String, s: &HeldStructure, last_ms: Option<u64>) {
         Some(e) => format!(" of {} × {e} (when walked)", thousands(s.elements)),
         None => String::new(),
     };
+    let verb = if s.seen_holding { "grows in" } else { "grows while, and likely in," };
     let _ = writeln!(
         o,
-        "   grows in {}: a {}{of} whose {} grew {} → {} (read {}, without a pause)",
+        "   {verb} {}: a {}{of} whose {} grew {} → {} (read {}, without a pause)",
         s.name,
         s.class,
         if s.array_field.is_empty() { "array".to_string() } else { format!("{} ({})", s.array_field, s.array) },

@@ -59,6 +59,10 @@ pub struct HeldStructure {
     /// How a person names it: its holder's field (`Services$PriceService.listeners`), else
     /// its class.
     pub name: String,
+    /// Whether the heap walks saw the candidate's objects reach it (its slice holds the
+    /// structure's array or class); false when it is the structure that grew most over the
+    /// same time and no walk has linked them (they ran before the leak began).
+    pub seen_holding: bool,
     /// The container's class (`java.util.concurrent.CopyOnWriteArrayList`).
     pub class: String,
     /// The class most elements of its array had when a heap walk counted them (the element

@@ -46,6 +46,9 @@ pub struct Options {
     pub capture_max_heap: u64,
     /// Test only: panic in this callback (`alloc`, `gc`, `walk`) to prove the JVM survives.
     pub test_panic: Option<String>,
+    /// Benchmarks only (`benches/walk-cost.sh`): before each walk, walk once with no callback
+    /// at all, HotSpot's own traversal (the floor of any walk's pause), and record its pause.
+    pub walk_floor: bool,
 }
 
 impl Options {
@@ -68,6 +71,7 @@ impl Options {
             capture_every: Duration::from_secs(3600),
             capture_max_heap: 1 << 30,
             test_panic: None,
+            walk_floor: false,
         }
     }
 
@@ -125,6 +129,7 @@ impl Options {
                         .ok_or_else(|| bad("a duration of 1s or more"))?
                 }
                 "test_panic" => o.test_panic = Some(value.to_string()),
+                "walk_floor" => o.walk_floor = parse_switch(value).ok_or_else(|| bad("on or off"))?,
                 _ => return Err(format!("unknown option `{key}` (known: out, interval, depth, period, budget, max_pause, walks, walk_every, watch, metrics, otlp, otlp_every, capture_on_leak, capture_every, capture_max_heap)")),
             }
         }

@@ -18,6 +18,8 @@ pub enum SnapshotKind {
     Sample,
     /// A heap walk: exact volumes and the class points-from graph.
     Walk,
+    /// A walk filtered by class: the holders of containers it learned, no class graph.
+    Probe,
 }
 
 /// What checked a sampled snapshot's estimate of the live volumes. Samples stop counting
@@ -194,7 +196,8 @@ pub struct Run {
     pub walks: Vec<HeapSummary>,
     /// How long each walk stopped the JVM, milliseconds.
     pub pauses_ms: Vec<f64>,
-    /// Containers of big arrays in the last walk and the chains of what holds them.
+    /// Containers of big arrays in the last walk, or walk filtered by class, and the chains of
+    /// what holds them.
     pub holders: Vec<HolderRow>,
     /// Allocation sites at the last sampled snapshot, most live bytes first.
     pub sites: Vec<SiteRow>,
@@ -252,7 +255,11 @@ impl Reader<'_> {
             |r| {
                 Ok(SnapshotRow {
                     id: r.get(0)?,
-                    kind: if r.get::<_, String>(1)? == "walk" { SnapshotKind::Walk } else { SnapshotKind::Sample },
+                    kind: match r.get::<_, String>(1)?.as_str() {
+                        "walk" => SnapshotKind::Walk,
+                        "probe" => SnapshotKind::Probe,
+                        _ => SnapshotKind::Sample,
+                    },
                     time_ms: u(r, 2)?,
                     gc_count: u(r, 3)?,
                     total_bytes: u(r, 4)?,
@@ -424,7 +431,7 @@ impl Reader<'_> {
                 .into_iter()
                 .map(|e| EdgeVolume { from: e.from, to: e.to, bytes: e.bytes, references: e.references })
                 .collect(),
-            SnapshotKind::Sample => Vec::new(),
+            SnapshotKind::Sample | SnapshotKind::Probe => Vec::new(),
         };
         let summary = HeapSummary {
             source: format!("gc {} ({what})", s.gc_count),
@@ -488,7 +495,7 @@ pub fn read(path: &Path, max_samples: usize) -> Result<Run, StoreError> {
         run.walks.push(reader.summary(s, "walk")?.0);
         run.pauses_ms.push(s.pause_ms.unwrap_or(0.0));
     }
-    if let Some(last) = snaps.iter().rfind(|s| s.kind == SnapshotKind::Walk) {
+    if let Some(last) = snaps.iter().rfind(|s| matches!(s.kind, SnapshotKind::Walk | SnapshotKind::Probe)) {
         run.holders = reader.holders(last)?;
     }
     if let Some(last) = samples.last() {

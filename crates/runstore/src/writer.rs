@@ -183,27 +183,26 @@ impl Store {
                 ins.execute(params![snap, from, statics, to, e.bytes as i64, e.references as i64])
                     .map_err(err(&path))?;
             }
-            let mut ins = tx
-                .prepare_cached("INSERT INTO holders(snapshot, container, array, bytes, path, container_id, array_field, fields, element, elements) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
-                .map_err(err(&path))?;
-            for h in holders {
-                ins.execute(params![
-                    snap,
-                    h.container,
-                    h.array,
-                    h.bytes as i64,
-                    h.path.join(PATH_SEP),
-                    h.id as i64,
-                    h.array_field,
-                    h.fields.join(PATH_SEP),
-                    h.element,
-                    h.elements as i64
-                ])
-                .map_err(err(&path))?;
-            }
+            insert_holders(&tx, snap, holders).map_err(err(&path))?;
         }
         tx.commit().map_err(err(&path))?;
         self.thin("walk", MAX_WALKS)
+    }
+
+    /// Writes a walk filtered by class (a probe: no class graph), how long it stopped the JVM,
+    /// and the holders of the containers known after it.
+    pub fn write_probe(&mut self, time_ms: u64, pause_ms: f64, holders: &[HolderChain]) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(err(&path))?;
+        tx.execute(
+            "INSERT INTO snapshots(kind, time_ms, gc_count, total_bytes, total_instances, pause_ms) VALUES ('probe', ?1, 0, 0, 0, ?2)",
+            params![time_ms as i64, pause_ms],
+        )
+        .map_err(err(&path))?;
+        let snap = tx.last_insert_rowid();
+        insert_holders(&tx, snap, holders).map_err(err(&path))?;
+        tx.commit().map_err(err(&path))?;
+        self.thin("probe", MAX_WALKS)
     }
 
     /// Records the sizes of containers' arrays read between walks: (container id, bytes), at `time_ms`.
@@ -315,4 +314,26 @@ impl Store {
         }
         tx.commit().map_err(err(&path))
     }
+}
+
+/// Inserts the holders of snapshot `snap`.
+fn insert_holders(tx: &rusqlite::Transaction<'_>, snap: i64, holders: &[HolderChain]) -> rusqlite::Result<()> {
+    let mut ins = tx.prepare_cached(
+        "INSERT INTO holders(snapshot, container, array, bytes, path, container_id, array_field, fields, element, elements) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    for h in holders {
+        ins.execute(params![
+            snap,
+            h.container,
+            h.array,
+            h.bytes as i64,
+            h.path.join(PATH_SEP),
+            h.id as i64,
+            h.array_field,
+            h.fields.join(PATH_SEP),
+            h.element,
+            h.elements as i64
+        ])?;
+    }
+    Ok(())
 }

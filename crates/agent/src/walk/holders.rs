@@ -196,6 +196,9 @@ pub struct Holders {
     pub(super) path_added: usize,
     /// Links made so far (the next link's serial).
     pub(super) made: u64,
+    /// `walk_start` of the last full walk: the watched objects reached since are the live ones
+    /// (walks filtered by class reach only some).
+    pub(super) full_start: u64,
     /// The classes of the elements of containers' big arrays this walk: (array link, class id)
     /// → elements.
     pub(super) elements: FxHashMap<(u32, u32), u64>,
@@ -308,10 +311,103 @@ impl Holders {
         self.walks += 1;
         self.order += 1;
         self.walk_start = self.order;
+        self.full_start = self.order;
         for l in &mut self.links {
             l.held = None;
         }
         self.path_added = 0;
+    }
+
+    /// Before a walk filtered by class: what holds the links it does not report stays as the
+    /// last full walk found it.
+    pub(super) fn begin_filtered(&mut self) {
+        self.order += 1;
+        self.walk_start = self.order;
+    }
+
+    /// Notes a GC root or a static field as what holds link `slot`: where a walk filtered by
+    /// class meets one, the chain ends there, whatever instance also refers to the object (a
+    /// request thread's task led on into the locks that refer to the thread).
+    pub(super) fn note_end(&mut self, slot: u32, held: Held) {
+        let transient = matches!(held, Held::Root(24 | 25));
+        if let Some(l) = self.links.get_mut(slot as usize) {
+            if !transient || l.held.is_none() {
+                l.held = Some(held);
+            }
+        }
+    }
+
+    /// Notes `held` as what holds link `slot`, when it says more than what the walk noted.
+    pub(super) fn note_held(&mut self, slot: u32, held: Held) {
+        if let Some(l) = self.links.get_mut(slot as usize) {
+            if l.held.is_none_or(|h| held.rank() < h.rank()) {
+                l.held = Some(held);
+            }
+        }
+    }
+
+    /// Makes the referrer (class `container`, tagged `referrer_tag`) of a big array (class
+    /// `array`, `bytes`, tagged `tag`) a container, linking it if it is not yet, and links the
+    /// array as held by it: a watched object's chain that reaches the array goes on through
+    /// the container's (a listener in a list's array: the array has too many neighbours of its
+    /// class to be a path class, and the chain stopped there).
+    pub(super) fn contain(
+        &mut self,
+        container: u32,
+        array: u32,
+        bytes: u64,
+        referrer_tag: &mut Jlong,
+        tag: &mut Jlong,
+    ) {
+        let slot = match self.live(*referrer_tag) {
+            Some(slot) => slot,
+            None if crate::classes::with_link(*referrer_tag, 0).is_some() => {
+                let Some(slot) = self.add(Link::new(Kind::Container, false, container, self.walk_start)) else {
+                    return;
+                };
+                *referrer_tag = self.tag_link(slot, *referrer_tag);
+                slot
+            }
+            None => return,
+        };
+        let (containers, walks) = (self.containers, self.walks);
+        let Some(l) = self.links.get_mut(slot as usize) else { return };
+        match l.kind {
+            Kind::Watched(_) => return,
+            Kind::Holder | Kind::Path if containers >= MAX_CONTAINERS => return,
+            Kind::Holder | Kind::Path => {
+                l.kind = Kind::Container;
+                l.level = 0;
+                self.containers += 1;
+            }
+            Kind::Container => {}
+        }
+        l.array_bytes = bytes;
+        l.array_class = array;
+        l.seen_in = walks;
+        let array_link = match self.live(*tag) {
+            // Linked already, as a path class's object or from an earlier walk.
+            Some(a) => {
+                self.links[a as usize].is_array = true;
+                Some(a)
+            }
+            None if crate::classes::with_link(*tag, 0).is_some() => {
+                self.order += 1;
+                let mut link = Link::new(Kind::Holder, false, array, self.order);
+                link.level = 1;
+                link.is_array = true;
+                link.held = Some(Held::Instance(container, Some(slot)));
+                let a = self.add(link);
+                if let Some(a) = a {
+                    *tag = self.tag_link(a, *tag);
+                }
+                a
+            }
+            None => None,
+        };
+        if let Some(l) = self.links.get_mut(slot as usize) {
+            l.array_link = array_link;
+        }
     }
 
     /// Marks link `slot` reached, if this walk had not reached it yet.
@@ -508,12 +604,36 @@ impl Holders {
         }
     }
 
-    /// The watched objects the last walk reached: access slot, class id, and what holds
-    /// them (outwards, as in [`Self::chains`]).
+    /// The class of the outermost linked holder of watched objects whose chain is not known to
+    /// a root or a static field yet (the watched class itself when nothing holds one yet), the
+    /// most common first: what a walk filtered by class reports next to learn their paths.
+    pub fn watched_frontier(&self) -> Option<u32> {
+        let mut counts: FxHashMap<u32, usize> = FxHashMap::default();
+        for l in self.links.iter().filter(|l| !l.retired && matches!(l.kind, Kind::Watched(_))) {
+            let mut cur = l;
+            for _ in 0..MAX_PATH {
+                match cur.held {
+                    Some(Held::Instance(_, Some(next))) => match self.links.get(next as usize) {
+                        Some(n) if !n.retired => cur = n,
+                        _ => break,
+                    },
+                    Some(Held::Statics(_) | Held::Root(_)) => break,
+                    Some(Held::Instance(_, None)) | None => {
+                        *counts.entry(cur.class).or_default() += 1;
+                        break;
+                    }
+                }
+            }
+        }
+        counts.into_iter().max_by_key(|c| (c.1, std::cmp::Reverse(c.0))).map(|c| c.0)
+    }
+
+    /// The watched objects the last full walk or a later walk filtered by class reached:
+    /// access slot, class id, and what holds them (outwards, as in [`Self::chains`]).
     pub fn watched(&self, names: &[String]) -> Vec<(u32, u32, Vec<String>)> {
         self.links
             .iter()
-            .filter(|l| l.reached >= self.walk_start)
+            .filter(|l| !l.retired && l.reached >= self.full_start)
             .filter_map(|l| match l.kind {
                 Kind::Watched(slot) => Some((slot, l.class, self.path_of(l, names))),
                 _ => None,

@@ -7,11 +7,14 @@
 //! to them (exact when each array has one referrer, as in collections). A reference's
 //! referent field is neither followed nor counted, as offline.
 
+mod filtered;
 mod holders;
 #[cfg(test)]
 mod tests;
 
-use holders::{class_name, held_name, Held, Kind, Link, MAX_CONTAINERS, MAX_LEVEL, SIZE_BUCKETS};
+pub use filtered::walk_to;
+
+use holders::{class_name, held_name, Held, Kind, Link, MAX_LEVEL, SIZE_BUCKETS};
 pub use holders::{ChainObjects, Holders, Step};
 
 use std::ffi::c_void;
@@ -89,7 +92,7 @@ pub struct Walk {
 }
 
 /// Callbacks between two looks at the clock.
-const CLOCK_EVERY: u64 = 4096;
+pub(super) const CLOCK_EVERY: u64 = 4096;
 
 /// A walk that reached its deadline and stopped, unfinished.
 #[derive(Debug, Clone, Copy)]
@@ -181,8 +184,24 @@ pub fn walk(
     Ok(Ok(Walk { summary, pause, holders, chain_objects, seen_samples, expected }))
 }
 
+/// HotSpot's own traversal of the heap, with no callback: the floor of any walk's pause
+/// (`benches/walk-cost.sh`); returns how long it stopped the JVM.
+pub fn floor(env: Env) -> Result<Duration, WalkFailed> {
+    let callbacks = HeapCallbacks {
+        heap_iteration: std::ptr::null(),
+        heap_reference: None,
+        primitive_field: std::ptr::null(),
+        array_primitive_value: None,
+        string_primitive_value: std::ptr::null(),
+        reserved: [std::ptr::null(); 10],
+    };
+    let start = Instant::now();
+    env.follow_references(&callbacks, std::ptr::null_mut())?;
+    Ok(start.elapsed())
+}
+
 /// Per class id of `names`: whether its instances are arrays of references.
-fn object_arrays(names: &[String]) -> Vec<bool> {
+pub(super) fn object_arrays(names: &[String]) -> Vec<bool> {
     names
         .iter()
         .map(|n| {
@@ -485,57 +504,8 @@ fn container(state: &mut State<'_>, r: &Reference, referrer_tag: &mut Jlong, tag
     if r.size < state.holders.big_array(object_array) {
         return;
     }
-    let (Some(referrer_class), Some(array_class)) = (class_id(r.referrer_class_tag), class_id(r.class_tag)) else {
-        return;
-    };
-    let h = &mut *state.holders;
-    let walks = h.walks;
-    let slot = match h.live(*referrer_tag) {
-        Some(slot) => slot,
-        None if with_link(*referrer_tag, 0).is_some() => {
-            let Some(slot) = h.add(Link::new(Kind::Container, false, referrer_class, h.walk_start)) else { return };
-            *referrer_tag = h.tag_link(slot, *referrer_tag);
-            slot
-        }
-        None => return,
-    };
-    let containers = h.containers;
-    let Some(l) = h.links.get_mut(slot as usize) else { return };
-    match l.kind {
-        Kind::Watched(_) => return,
-        Kind::Holder | Kind::Path if containers >= MAX_CONTAINERS => return,
-        Kind::Holder | Kind::Path => {
-            l.kind = Kind::Container;
-            l.level = 0;
-            h.containers += 1;
-        }
-        Kind::Container => {}
-    }
-    l.array_bytes = r.size as u64;
-    l.array_class = array_class;
-    l.seen_in = walks;
-    let array = match h.live(*tag) {
-        // Linked already, as a path class's object or from an earlier walk.
-        Some(a) => {
-            h.links[a as usize].is_array = true;
-            Some(a)
-        }
-        None if with_link(*tag, 0).is_some() => {
-            h.order += 1;
-            let mut array = Link::new(Kind::Holder, false, array_class, h.order);
-            array.level = 1;
-            array.is_array = true;
-            array.held = Some(Held::Instance(referrer_class, Some(slot)));
-            let a = h.add(array);
-            if let Some(a) = a {
-                *tag = h.tag_link(a, *tag);
-            }
-            a
-        }
-        None => None,
-    };
-    if let Some(l) = h.links.get_mut(slot as usize) {
-        l.array_link = array;
+    if let (Some(referrer_class), Some(array_class)) = (class_id(r.referrer_class_tag), class_id(r.class_tag)) {
+        state.holders.contain(referrer_class, array_class, r.size as u64, referrer_tag, tag);
     }
 }
 
@@ -547,11 +517,7 @@ fn element(state: &mut State<'_>, r: &Reference, array: u32) {
 }
 
 fn note_held(state: &mut State<'_>, slot: u32, held: Held) {
-    if let Some(l) = state.holders.links.get_mut(slot as usize) {
-        if l.held.is_none_or(|h| held.rank() < h.rank()) {
-            l.held = Some(held);
-        }
-    }
+    state.holders.note_held(slot, held);
 }
 
 unsafe extern "C" fn on_primitive_array(

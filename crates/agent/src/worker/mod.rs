@@ -4,6 +4,10 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+mod probe;
+#[cfg(test)]
+mod tests;
+
 use growth::{ClassVolume, HeapSummary};
 
 use crate::classes::REFERENCE;
@@ -59,6 +63,15 @@ struct Worker<'a> {
     walk_holders: Vec<runstore::HolderChain>,
     /// The biggest containers, named and read between walks.
     containers: crate::containers::Containers,
+    /// The objects of the chains of `walk_holders`, in their order.
+    chain_objects: Vec<crate::walk::ChainObjects>,
+    /// The candidates of the last ranking, most likely leak first, and whether each grows in
+    /// a structure (for the class a walk filtered by class reports next).
+    ranked: Vec<(String, bool)>,
+    /// When the last walk filtered by class ran.
+    last_probe: Option<Instant>,
+    /// Whether the next walk filtered by class is the watch's turn.
+    watch_turn: bool,
     walks: u64,
     /// Walks skipped for their predicted pause (as the run store's events say) or stopped at it.
     walks_skipped: u64,
@@ -206,6 +219,10 @@ impl<'a> Worker<'a> {
             walk_summaries: Vec::new(),
             walk_holders: Vec::new(),
             containers: Default::default(),
+            chain_objects: Vec::new(),
+            ranked: Vec::new(),
+            last_probe: None,
+            watch_turn: false,
             walks: 0,
             walks_skipped: 0,
             longest_pause: Duration::ZERO,
@@ -229,10 +246,20 @@ impl<'a> Worker<'a> {
     fn main_loop(&mut self) {
         let mut seen_gc = 0;
         let mut last_sample = Instant::now();
+        let mut last_read = Instant::now();
         loop {
             std::thread::sleep(Duration::from_millis(20));
             if self.a.disabled.load(Ordering::SeqCst) || self.a.stop.load(Ordering::SeqCst) {
                 return;
+            }
+            // The containers are read every period whether or not the JVM collected: a few
+            // JNI calls, and a structure's growth is seen sooner than the collections come.
+            if last_read.elapsed() >= self.a.opts.period {
+                last_read = Instant::now();
+                if let Err(e) = self.read_containers() {
+                    disable(e);
+                    return;
+                }
             }
             let gc = self.a.gc_count.load(Ordering::Acquire);
             let since = last_sample.elapsed();
@@ -308,7 +335,6 @@ impl<'a> Worker<'a> {
     }
 
     fn tick(&mut self, gc: u64, checked: Checked) -> Result<(), String> {
-        self.read_containers()?;
         self.record_sample(gc, checked)?;
         self.write_watched(false)?;
         if self.a.opts.walks && self.maybe_walk(gc)? {
@@ -323,6 +349,39 @@ impl<'a> Worker<'a> {
         }
         self.maybe_capture()?;
         self.publish("running");
+        Ok(())
+    }
+
+    /// Tags the classes loaded since the last walk: a walk knows an object's class by its tag.
+    /// False when no local frame could be had (the walk waits).
+    fn register_classes(&mut self) -> Result<bool, String> {
+        let a = self.a;
+        if !self.jni.push_local_frame(64) {
+            return Ok(false);
+        }
+        let registered = a.classes.register_loaded(a.env, self.jni, a.reference_class());
+        self.jni.pop_local_frame();
+        registered.map_err(|e| format!("cannot list loaded classes ({e})"))?;
+        Ok(true)
+    }
+
+    /// Gives `holders` the sizes read of the same containers so far (for the online ranking).
+    fn keep_sizes(&self, holders: &mut [runstore::HolderChain]) {
+        for h in holders {
+            if let Some(old) = self.walk_holders.iter().find(|o| o.id == h.id && h.id > 0) {
+                h.sizes = old.sizes.clone();
+            }
+        }
+    }
+
+    /// Keeps the longest pause a walk caused, stopped ones included, in the store's meta
+    /// (`longest_pause_ms`): the bound `max_pause` promises.
+    fn note_pause(&mut self, pause: Duration) -> Result<(), String> {
+        if pause > self.longest_pause {
+            self.longest_pause = pause;
+            let ms = format!("{:.1}", pause.as_secs_f64() * 1000.0);
+            self.store.set_meta("longest_pause_ms", &ms).map_err(|e| e.to_string())?;
+        }
         Ok(())
     }
 
@@ -415,6 +474,7 @@ impl<'a> Worker<'a> {
         self.ranked_checked = checked.len() >= opts.ratio.min_phases as usize + 2;
         let series = if self.ranked_checked { checked } else { self.recent.iter().map(|(s, _)| s.clone()).collect() };
         let report = growth::analyze_run(&series, &self.walk_summaries, &self.walk_holders, &opts, &[]);
+        self.ranked = report.candidates.iter().map(|c| (c.class.clone(), c.slice.structure.is_some())).collect();
         self.candidates = growth::headline_candidates(&report);
         self.candidates.truncate(crate::metrics::MAX_CANDIDATES);
         // Walks are planned on a looser test: a class growing by the fixed minimum, even within
@@ -482,6 +542,7 @@ impl<'a> Worker<'a> {
                 self.store.set_meta("walk_blocked", &takes).map_err(|e| e.to_string())?;
             }
             self.predicted_pause = predicted.pause;
+            self.maybe_probe(objects)?;
             return Ok(false);
         }
         self.predicted_pause = predicted.pause;
@@ -489,12 +550,15 @@ impl<'a> Worker<'a> {
         if (self.walk_spent + predicted.pause).as_secs_f64() > allowed {
             return Ok(false);
         }
-        if !self.jni.push_local_frame(64) {
+        if !self.register_classes()? {
             return Ok(false);
         }
-        let registered = a.classes.register_loaded(a.env, self.jni, a.reference_class());
-        self.jni.pop_local_frame();
-        registered.map_err(|e| format!("cannot list loaded classes ({e})"))?;
+        if a.opts.walk_floor {
+            if let Ok(floor) = crate::walk::floor(a.env) {
+                let msg = format!("floor walk: {:.3} ms", floor.as_secs_f64() * 1000.0);
+                self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
+            }
+        }
         let before = a.sampler.next_seq();
         let watched_classes = a.watch.as_ref().map(|w| w.watched_classes(&a.classes.names())).unwrap_or_default();
         self.holders.freed(&std::mem::take(&mut *a.freed_links.lock().unwrap_or_else(|p| p.into_inner())));
@@ -511,7 +575,7 @@ impl<'a> Worker<'a> {
             Ok(Err(aborted)) => {
                 self.walk_spent += aborted.pause;
                 self.walks_skipped += 1;
-                self.longest_pause = self.longest_pause.max(aborted.pause);
+                self.note_pause(aborted.pause)?;
                 self.plan.stopped(aborted.pause, aborted.until_stop, aborted.objects, objects);
                 let msg = format!(
                     "heap walk stopped at its deadline ({} of max_pause {}) after {} objects, {} in all (predicted {}); the next predictions use its rate",
@@ -547,7 +611,7 @@ impl<'a> Worker<'a> {
         self.walks += 1;
         self.walk_spent += walk.pause;
         self.last_pause = walk.pause;
-        self.longest_pause = self.longest_pause.max(walk.pause);
+        self.note_pause(walk.pause)?;
         self.plan.walked(walk.pause, summary.total_instances, summary.total_bytes);
         if self.last_skip_note.take().is_some() {
             self.store.set_meta("walk_blocked", "").map_err(|e| e.to_string())?;
@@ -555,6 +619,7 @@ impl<'a> Worker<'a> {
         self.last_walk = Some((Instant::now(), summary.total_instances, summary.total_bytes as f64));
         let mut holders = walk.holders;
         self.containers.after_walk(a.env, self.jni, &mut holders, &walk.chain_objects);
+        self.keep_sizes(&mut holders);
         for h in &mut holders {
             h.time_ms = summary.time_ms.unwrap_or(0);
         }
@@ -567,6 +632,7 @@ impl<'a> Worker<'a> {
             self.walk_summaries.remove(0);
         }
         self.walk_holders = holders;
+        self.chain_objects = walk.chain_objects;
         if !a.expectations.is_empty() {
             a.expectations.drain_freed();
             a.expectations.walked(summary.time_ms.unwrap_or(0), &walk.expected);
@@ -642,6 +708,7 @@ impl<'a> Worker<'a> {
             let now = now_ms();
             for (slot, class, path) in self.holders.watched(&names) {
                 self.tagged_ms.entry(slot).or_insert(now);
+                let path = splice(path, &names[class as usize], &self.walk_holders);
                 self.watched_paths.insert(slot, (class, path));
             }
         }
@@ -689,6 +756,24 @@ impl<'a> Worker<'a> {
         let rows: Vec<runstore::StoredExpectation> = self.a.expectations.all().iter().map(|x| x.row(&names)).collect();
         self.store.write_expectations(&rows).map_err(|e| e.to_string())
     }
+}
+
+/// A watched object's `path` (holders outwards, of an object of class `class`) that stops
+/// at an array not known further, continued through the container whose array is of that
+/// class and holds elements of the class before it: a copy-on-write list replaces its array
+/// at every addition, so the array a walk linked is gone before the next walk can learn what
+/// holds it, while the list's chain, and its elements' class, are known.
+fn splice(mut path: Vec<String>, class: &str, containers: &[runstore::HolderChain]) -> Vec<String> {
+    let n = path.len();
+    if n < 2 || path[n - 1] != "…" || !path[n - 2].ends_with("[]") {
+        return path;
+    }
+    let element = if n >= 3 { path[n - 3].as_str() } else { class };
+    let Some(c) = containers.iter().find(|c| c.array == path[n - 2] && c.element == element) else { return path };
+    path.pop();
+    path.push(c.container.clone());
+    path.extend(c.path.iter().cloned());
+    path
 }
 
 /// The JVM's command line, for the OTLP resource (which JVM in the fleet this is).

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The agent at production scale, at its default settings: Debian's Tomcat 10 shop of
+# crates/cli/tests/java/Services.java with -Xmx4g, whose session listener registers every
+# cart's CartPriceListener with the PriceService and never removes it (tomcat-shop: about
+# 20 M objects and 1.5 GB live after three minutes at 1,000 requests a second, 40 items a
+# cart), beside the same shop that removes its listeners and holds a catalog of as many items
+# (tomcat-shop-steady). For each JDK (17 and 25) and each way in (run, attach), it reads
+# `growth RUN.db --json` every 10 s, and prints at each 30 s the first candidate, the structure
+# that holds it and its element; at the end the longest pause a walk caused (stopped walks
+# included), the walks taken and skipped, what a walk would take now, and whether the steady
+# shop had a candidate at any reading.
+#
+#   benches/online-scale.sh [SECONDS] [RATE] [JDKS] [WAYS]
+#
+# JDKS is a list of java homes (default: the JDK on PATH and /usr/lib/jvm/temurin-25-jdk-amd64),
+# WAYS of run and attach. Needs Debian's libtomcat10-java, python3 and sqlite3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-180}; rate=${2:-1000}
+default_jdks="$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")") /usr/lib/jvm/temurin-25-jdk-amd64"
+jdks=${3:-$default_jdks}; ways=${4:-run attach}
+out=$PWD/bench-out/online-scale; mkdir -p "$out"
+cargo build --release -q -p leakscope -p leakscope-agent
+bin=$PWD/target/release/leakscope
+cp=$(ls /usr/share/java/tomcat10-*.jar /usr/share/java/servlet-api.jar 2>/dev/null | grep -v -- '-[0-9][0-9.]*\.jar$' | tr '\n' ':')
+javac --release 17 -nowarn -cp "$cp" -d "$out" crates/cli/tests/java/Services.java 2>/dev/null
+
+# Starts SCENARIO on JAVA_HOME by WAY with the agent writing DB; prints the JVM's pid.
+start() {
+  local home=$1 way=$2 scenario=$3 db=$4; shift 4
+  rm -f "$db"*
+  if [ "$way" = run ]; then
+    "$bin" run --out "$db" -- "$home/bin/java" -Xmx4g "$@" -cp "$cp:$out" Services "$scenario" "$seconds" "$rate" \
+      > "$db.out" 2> "$db.err" &
+    sleep 3; pgrep -n -f "Services $scenario $seconds"
+  else
+    "$home/bin/java" -Xmx4g -Dservices.wait=true "$@" -cp "$cp:$out" Services "$scenario" "$seconds" "$rate" \
+      < <(sleep 4; echo go) > "$db.out" 2> "$db.err" &
+    local pid=$!
+    sleep 3; "$bin" attach "$pid" --out "$db" > /dev/null; echo "$pid"
+  fi
+}
+
+verdict() { # DB: first candidate, its structure and element, as one line
+  "$bin" growth "$1" --json -q 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = (d["candidates"] or [None])[0]
+if c is None:
+    print("no candidate")
+else:
+    s = c["slice"].get("structure") or {}
+    print(c["class"], "| grows in", s.get("name", "-"), "| element", s.get("element", "-"))'
+}
+
+candidates() { "$bin" growth "$1" --json -q 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["candidates"]))'; }
+
+for home in $jdks; do
+  version=$("$home/bin/java" -version 2>&1 | head -n 1)
+  for way in $ways; do
+    echo "== $version, $way, $seconds s at $rate requests/s"
+    leak=$out/leak.db; steady=$out/steady.db
+    lpid=$(start "$home" "$way" tomcat-shop "$leak" -Dservices.items=40)
+    spid=$(start "$home" "$way" tomcat-shop-steady "$steady" -Dservices.items=40 -Dservices.catalog=$((seconds * rate * 40)))
+    t=0; steady_max=0
+    while kill -0 "$lpid" 2>/dev/null || kill -0 "$spid" 2>/dev/null; do
+      sleep 10; t=$((t + 10))
+      n=$(candidates "$steady" || echo 0); [ "$n" -gt "$steady_max" ] && steady_max=$n
+      if [ $((t % 30)) = 0 ] && kill -0 "$lpid" 2>/dev/null; then echo "  $t s: $(verdict "$leak")"; fi
+    done
+    echo "  end: $(verdict "$leak")"
+    sqlite3 "$leak" "select '  longest pause ' || ifnull((select value from meta where key = 'longest_pause_ms'), 0) || ' ms; walks ' || (select count(*) from snapshots where kind = 'walk') || ', skipped or stopped ' || (select count(*) from events where message like 'heap walk s%')"
+    sqlite3 "$leak" "select '  ' || message from events where message like 'heap walk skipped%' order by rowid desc limit 1" | cut -c1-300
+    echo "  steady shop: at most $steady_max candidates at any 10 s reading"
+  done
+done

@@ -1,0 +1,31 @@
+use super::splice;
+
+fn list() -> runstore::HolderChain {
+    runstore::HolderChain {
+        container: "java.util.concurrent.CopyOnWriteArrayList".into(),
+        array: "java.lang.Object[]".into(),
+        element: "Shop$PriceListener".into(),
+        path: vec!["Shop$PriceService".into(), "class Shop".into()],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_path_that_stops_at_a_replaced_array_goes_on_through_its_list() {
+    let path = vec!["Shop$PriceListener".to_string(), "java.lang.Object[]".into(), "…".into()];
+    assert_eq!(
+        splice(path, "Shop$Cart", &[list()]),
+        [
+            "Shop$PriceListener",
+            "java.lang.Object[]",
+            "java.util.concurrent.CopyOnWriteArrayList",
+            "Shop$PriceService",
+            "class Shop"
+        ]
+    );
+    // Elements of another class, or a path known to its end, stay as they are.
+    let other = vec!["Shop$Other".to_string(), "java.lang.Object[]".into(), "…".into()];
+    assert_eq!(splice(other.clone(), "Shop$Cart", &[list()]), other);
+    let whole = vec!["Shop$PriceListener".to_string(), "class Shop".into()];
+    assert_eq!(splice(whole.clone(), "Shop$Cart", &[list()]), whole);
+}
