@@ -189,3 +189,29 @@ fn visit(
         }
     }
 }
+
+/// [`visit`] for a test's walk, with a state of its own.
+#[cfg(test)]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn visit_for_test(
+    holders: &mut Holders,
+    object_arrays: &[bool],
+    kind: u32,
+    class_tag: Jlong,
+    referrer_class_tag: Jlong,
+    size: Jlong,
+    length: Jint,
+    tag: &mut Jlong,
+    referrer: Option<&mut Jlong>,
+) {
+    let mut state = State {
+        holders,
+        object_arrays,
+        deadline: Instant::now() + Duration::from_secs(3600),
+        stopped_at: None,
+        calls: 0,
+        aborted: false,
+        panicked: false,
+    };
+    visit(&mut state, kind, class_tag, referrer_class_tag, size, length, tag, referrer);
+}

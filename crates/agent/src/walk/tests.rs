@@ -156,6 +156,86 @@ impl Heap {
         state.seen_samples
     }
 
+    /// Walks the heap as a walk filtered to `class` reports it: only the references to its
+    /// instances, in the same order as [`Heap::walk`] (every object is still visited).
+    fn walk_filtered(&mut self, holders: &mut Holders, class: u32) {
+        holders.begin_filtered();
+        let object_arrays: Vec<bool> = names().iter().map(|n| n.ends_with("[]")).collect();
+        let class_tag = |c: u32| CLASS_BIT | Jlong::from(c);
+        let mut report = |heap: &mut Heap, kind: u32, from: Option<(usize, u32)>, to: usize| {
+            if heap.class[to] != class {
+                return;
+            }
+            let (size, length) = (heap.size[to], heap.length[to]);
+            let mut tag = heap.tags[to];
+            match from {
+                Some((o, referrer_class)) if o != usize::MAX => {
+                    let mut referrer = heap.tags[o];
+                    filtered::visit_for_test(
+                        holders,
+                        &object_arrays,
+                        kind,
+                        class_tag(class),
+                        class_tag(referrer_class),
+                        size,
+                        length,
+                        &mut tag,
+                        Some(&mut referrer),
+                    );
+                    heap.tags[o] = referrer;
+                }
+                Some((_, mirror)) => {
+                    let mut referrer = class_tag(mirror);
+                    filtered::visit_for_test(
+                        holders,
+                        &object_arrays,
+                        kind,
+                        class_tag(class),
+                        class_tag(CLASS),
+                        size,
+                        length,
+                        &mut tag,
+                        Some(&mut referrer),
+                    );
+                }
+                None => filtered::visit_for_test(
+                    holders,
+                    &object_arrays,
+                    kind,
+                    class_tag(class),
+                    0,
+                    size,
+                    length,
+                    &mut tag,
+                    None,
+                ),
+            }
+            heap.tags[to] = tag;
+        };
+        let mut stack = Vec::new();
+        let mut marked = vec![false; self.class.len()];
+        for (c, o) in self.statics.clone() {
+            report(self, reference::STATIC_FIELD, Some((usize::MAX, c)), o);
+            stack.push(o);
+        }
+        for o in self.threads.clone() {
+            report(self, 26, None, o);
+            stack.push(o);
+        }
+        while let Some(o) = stack.pop() {
+            if std::mem::replace(&mut marked[o], true) {
+                continue;
+            }
+            for to in self.fields[o].clone() {
+                let kind = if self.length[o] >= 0 { reference::ARRAY_ELEMENT } else { reference::FIELD };
+                report(self, kind, Some((o, self.class[o])), to);
+                if !marked[to] {
+                    stack.push(to);
+                }
+            }
+        }
+    }
+
     fn reference(&self, kind: u32, referrer_class: u32, to: usize) -> Reference {
         Reference {
             kind,
@@ -319,4 +399,23 @@ fn containers_are_the_biggest_object_arrays_of_the_last_walk() {
     sizes[20] = 1_000;
     holders.plan_containers(&sizes);
     assert_eq!(holders.big_array(true), 65_536);
+}
+
+#[test]
+fn walks_filtered_by_class_find_a_container_and_climb_its_chain_a_level_each() {
+    // The registry's map was never walked whole: its table, reported by a walk filtered to
+    // the tables' class, makes the map a container; the next walks, filtered to the map's
+    // class and then the registry's, each learn one more holder, up to the static field.
+    let mut heap = Heap::registry(200, 0);
+    let mut holders = Holders::default();
+    heap.walk_filtered(&mut holders, TABLE);
+    let chains: Vec<HolderChain> = holders.chains(&names()).into_iter().map(|c| c.0).collect();
+    assert_eq!(chains.len(), 1, "{chains:?}");
+    assert_eq!((chains[0].container.as_str(), chains[0].path.as_slice()), ("Map", &["…".to_string()][..]));
+    heap.walk_filtered(&mut holders, MAP);
+    assert_eq!(holders.chains(&names())[0].0.path, ["Registry", "…"]);
+    heap.walk_filtered(&mut holders, REGISTRY);
+    let (chain, objects) = holders.chains(&names()).remove(0);
+    assert_eq!(chain.path, ["Registry", "class Registry"]);
+    assert_eq!(objects.steps[1], Step::Statics(REGISTRY));
 }
