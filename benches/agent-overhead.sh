@@ -37,7 +37,7 @@ for s in "${settings[@]}"; do for r in "$short" "$long"; do : > "$out/$s-$r.cpu"
 for i in $(seq "$runs"); do
   for r in "$short" "$long"; do
     for s in "${settings[@]}"; do
-      rm -f "$out/run-$r.db"*
+      [ "$s" = agent ] && rm -f "$out/run-$r.db"*
       read -r t m c < <(measure $(command_for "$s" "$r"))
       echo "$c" >> "$out/$s-$r.cpu"; echo "$t" >> "$out/$s-$r.wall"; echo "$m" >> "$out/$s-$r.rss"
     done

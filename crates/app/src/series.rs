@@ -46,13 +46,16 @@ pub struct SeriesRequest<'a> {
 }
 
 /// A gate (`--fail-on-growth`) over fewer heaps than a class needs to be a candidate would
-/// always pass: that is an error, before any dump is read.
+/// always pass: that is an error, before any dump is read. `what` names one of the inputs
+/// counted (`heap`, `sampled snapshot`).
 pub fn gate_can_judge(options: &growth::Options, heaps: usize, what: &str) -> Result<()> {
     let needed = options.ratio.min_phases as usize + 1;
     if heaps < needed {
         return Err(Error::Usage(format!(
-            "--fail-on-growth needs at least {needed} heaps to judge growth (a class must grow over {} intervals), and {heaps} {what} were given",
-            options.ratio.min_phases
+            "--fail-on-growth needs at least {needed} heaps to judge growth (a class must grow over {} intervals), and {} {} given",
+            options.ratio.min_phases,
+            report::count(heaps as u64, what),
+            if heaps == 1 { "was" } else { "were" }
         )));
     }
     Ok(())
@@ -104,7 +107,7 @@ pub fn read_series(req: SeriesRequest<'_>, reporter: &dyn Reporter) -> Result<Se
     }
     let mut report = growth::analyze(&summaries, req.options, req.explain);
     if summaries.iter().all(|s| s.gc_count.is_none()) {
-        report.notes.push("heap dumps carry no allocation sites, so allocation_sites is empty".into());
+        report.notes.push("heap dumps carry no allocation sites: the agent's runs (leakscope run) record them".into());
     }
     Ok(Series { summaries, report, last })
 }

@@ -44,8 +44,8 @@ fn a_series_of_one_heap_twice_grows_nothing_and_says_why() {
     let report = growth_of_series(req, 5, 3, &NoProgress).unwrap();
     assert!(report.findings.is_empty() && report.candidates.is_empty());
     assert!(report.notes.iter().any(|n| n.contains("at least 3 heaps are needed")), "{:?}", report.notes);
-    assert!(app::series::gate_can_judge(&options, 2, "heaps").is_err());
-    assert!(app::series::gate_can_judge(&options, 3, "heaps").is_ok());
+    assert!(app::series::gate_can_judge(&options, 2, "heap").is_err());
+    assert!(app::series::gate_can_judge(&options, 3, "heap").is_ok());
 }
 
 fn watched(class: &str, holders: &[&str], last_ms: Option<u64>, freed: bool) -> runstore::WatchedObject {

@@ -270,7 +270,8 @@ async function showObject(id) {
       elementsTable(box, id, v.array);
     }
     const refs = el("div");
-    parts.push(el("h3", { text: `Referenced by ${int(v.referrers.total)} objects (${int(v.referrers.strong)} strong)` }), refs);
+    const objects = v.referrers.total === 1 ? "object" : "objects";
+    parts.push(el("h3", { text: `Referenced by ${int(v.referrers.total)} ${objects} (${int(v.referrers.strong)} strong)` }), refs);
     referrersTable(refs, id, v.referrers);
     parts.push(el("h3", { text: "Paths from GC roots" }), pathsList(v.paths));
     detail.replaceChildren(...parts);

@@ -316,7 +316,7 @@ pub fn analyze_run(
     head_by_application_class(&mut report.candidates);
     if report.candidates.iter().all(|c| c.slice.structure.is_none()) {
         report.notes.push(
-            "no growing structure found yet: the agent follows the biggest containers its heap walks saw (reading their arrays between walks, without a pause), and none of those that hold a candidate grew; the slices above are by class; for findings by reference path, take two or more dumps with jcmd PID GC.heap_dump and run growth on them"
+            "no growing structure found yet: the agent follows the biggest containers its heap walks saw (reading their arrays between walks, without a pause), and none of those that hold a candidate grew; the slices above are by class; for findings by reference path, take three or more dumps with jcmd PID GC.heap_dump and run growth on them"
                 .into(),
         );
     }
@@ -550,9 +550,10 @@ fn too_few(heaps: usize, o: &Options) -> Option<String> {
     let needed = o.ratio.min_phases as usize + 1;
     (heaps < needed).then(|| {
         format!(
-            "{}: a class must grow over {} intervals after it first appears, so at least {needed} heaps are needed",
+            "{}: a class must grow over {} intervals after it first appears, so at least {needed} heaps are needed{}",
             report::count(heaps as u64, "heap"),
-            o.ratio.min_phases
+            o.ratio.min_phases,
+            if heaps == 2 { " (to compare two heaps, use `leakscope diff OLD NEW`)" } else { "" }
         )
     })
 }

@@ -11,7 +11,7 @@ pub enum Error {
         len: u64,
     },
     /// The file does not start with `JAVA PROFILE 1.0.x`.
-    #[error("offset 0: not an HPROF heap dump (no \"JAVA PROFILE 1.0.x\" header; starts with {start:?})")]
+    #[error("offset 0: not an HPROF heap dump (no \"JAVA PROFILE 1.0.x\" header; starts with \"{start}\")")]
     NotHprof {
         /// The first bytes, printably escaped.
         start: String,

@@ -343,7 +343,8 @@ fn slice_tree(o: &mut String, slice: &Slice, root: &str) {
 fn structure_text(o: &mut String, s: &HeldStructure, last_ms: Option<u64>) {
     let ago = |t: u64| match last_ms {
         Some(last) if last >= t => format!("{} before the last snapshot", human_ms(last - t)),
-        _ => utc(t),
+        Some(last) => format!("{} after the last snapshot", human_ms(t - last)),
+        None => utc(t),
     };
     let of = match &s.element {
         Some(e) => format!(" of {} × {e} (when walked)", thousands(s.elements)),

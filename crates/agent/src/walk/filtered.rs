@@ -7,10 +7,10 @@
 
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::holders::{Held, Holders, Kind, Link, MAX_LEVEL};
-use super::{Aborted, WalkFailed, CLOCK_EVERY};
+use super::{Aborted, Clock, WalkFailed};
 use crate::classes::{class_id, with_link, HOLDER_BIT, WATCH_BIT};
 use crate::jvmti::{reference, Env, HeapCallbacks, HeapReferenceCallback, Jint, Jlong, Jobject};
 
@@ -18,11 +18,7 @@ struct State<'h> {
     holders: &'h mut Holders,
     /// Per class id: whether its instances are arrays of references.
     object_arrays: &'h [bool],
-    deadline: Instant,
-    stopped_at: Option<Instant>,
-    calls: u64,
-    aborted: bool,
-    panicked: bool,
+    clock: Clock,
 }
 
 /// Walks from the roots reporting only references to instances of `klass` (class id
@@ -38,16 +34,7 @@ pub fn walk_to(
 ) -> Result<Result<Duration, Aborted>, WalkFailed> {
     let object_arrays = super::object_arrays(names);
     holders.begin_filtered();
-    let start = Instant::now();
-    let mut state = State {
-        holders,
-        object_arrays: &object_arrays,
-        deadline: start + deadline,
-        stopped_at: None,
-        calls: 0,
-        aborted: false,
-        panicked: false,
-    };
+    let mut state = State { holders, object_arrays: &object_arrays, clock: Clock::new(deadline) };
     let callbacks = HeapCallbacks {
         heap_iteration: std::ptr::null(),
         heap_reference: Some(on_reference as HeapReferenceCallback),
@@ -57,15 +44,7 @@ pub fn walk_to(
         reserved: [std::ptr::null(); 10],
     };
     env.follow_references_to(klass, &callbacks, (&mut state as *mut State).cast())?;
-    let pause = start.elapsed();
-    if state.panicked {
-        return Err(WalkFailed::Panicked);
-    }
-    if state.aborted {
-        let until_stop = state.stopped_at.map_or(pause, |t| t.duration_since(start));
-        return Ok(Err(Aborted { pause, until_stop, objects: 0 }));
-    }
-    Ok(Ok(pause))
+    state.clock.end(|| 0)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -82,13 +61,7 @@ unsafe extern "C" fn on_reference(
 ) -> Jint {
     // SAFETY: `user_data` is the `State` that `walk_to` passed and outlives the walk.
     let state = unsafe { &mut *user_data.cast::<State>() };
-    if state.panicked || state.aborted {
-        return crate::jvmti::VISIT_ABORT;
-    }
-    state.calls += 1;
-    if state.calls % CLOCK_EVERY == 0 && Instant::now() > state.deadline {
-        state.aborted = true;
-        state.stopped_at = Some(Instant::now());
+    if state.clock.must_stop() {
         return crate::jvmti::VISIT_ABORT;
     }
     // An object referring to itself says nothing of what holds it; the same pointer is both.
@@ -102,7 +75,7 @@ unsafe extern "C" fn on_reference(
         visit(state, kind, class_tag, referrer_class_tag, size, length, tag, referrer)
     }));
     if r.is_err() {
-        state.panicked = true;
+        state.clock.panicked = true;
         return crate::jvmti::VISIT_ABORT;
     }
     crate::jvmti::VISIT_OBJECTS
@@ -204,14 +177,6 @@ pub(super) fn visit_for_test(
     tag: &mut Jlong,
     referrer: Option<&mut Jlong>,
 ) {
-    let mut state = State {
-        holders,
-        object_arrays,
-        deadline: Instant::now() + Duration::from_secs(3600),
-        stopped_at: None,
-        calls: 0,
-        aborted: false,
-        panicked: false,
-    };
+    let mut state = State { holders, object_arrays, clock: Clock::new(Duration::from_secs(3600)) };
     visit(&mut state, kind, class_tag, referrer_class_tag, size, length, tag, referrer);
 }

@@ -41,16 +41,59 @@ struct Node {
 type EdgeKey = (u64, u32);
 const STATICS: u64 = 1 << 32;
 
-struct State<'h> {
+/// A walk's deadline, looked at every [`CLOCK_EVERY`] callbacks, and how the walk ended.
+#[derive(Debug)]
+struct Clock {
+    start: Instant,
     deadline: Instant,
+    calls: u64,
+    /// When the walk passed its deadline and stopped.
+    stopped_at: Option<Instant>,
+    /// A callback panicked (the panic was caught).
+    panicked: bool,
+}
+
+impl Clock {
+    /// A clock started now, for callbacks that may run for `deadline`.
+    fn new(deadline: Duration) -> Clock {
+        let start = Instant::now();
+        Clock { start, deadline: start + deadline, calls: 0, stopped_at: None, panicked: false }
+    }
+
+    /// Counts a callback; whether the walk must stop now (it stopped already, a callback
+    /// panicked, or the deadline has passed): the pause limit holds whatever the prediction.
+    fn must_stop(&mut self) -> bool {
+        if self.panicked || self.stopped_at.is_some() {
+            return true;
+        }
+        self.calls += 1;
+        if self.calls.is_multiple_of(CLOCK_EVERY) && Instant::now() > self.deadline {
+            self.stopped_at = Some(Instant::now());
+            return true;
+        }
+        false
+    }
+
+    /// How the walk that has just returned ended: an error if a callback panicked, a stop
+    /// at the deadline (`reached` objects by then), or its pause.
+    fn end(&self, reached: impl FnOnce() -> u64) -> Result<Result<Duration, Aborted>, WalkFailed> {
+        let pause = self.start.elapsed();
+        if self.panicked {
+            return Err(WalkFailed::Panicked);
+        }
+        Ok(match self.stopped_at {
+            Some(t) => Err(Aborted { pause, until_stop: t.duration_since(self.start), objects: reached() }),
+            None => Ok(pause),
+        })
+    }
+}
+
+struct State<'h> {
+    clock: Clock,
     /// Per class id: whether its instances are arrays of references.
     object_arrays: &'h [bool],
     /// How many object arrays fields referenced, by log2 of their bytes.
     array_sizes: [u64; SIZE_BUCKETS],
-    /// When the walk passed its deadline and stopped.
-    stopped_at: Option<Instant>,
-    calls: u64,
-    aborted: bool,
     holders: &'h mut Holders,
     /// Per class id: whether its instances are watched.
     watched_classes: &'h [bool],
@@ -60,7 +103,6 @@ struct State<'h> {
     nodes: Vec<Node>,
     edges: FxHashMap<EdgeKey, (u64, u64)>,
     referent_index: Option<Jint>,
-    panicked: bool,
     panic_for_test: bool,
 }
 
@@ -92,7 +134,7 @@ pub struct Walk {
 }
 
 /// Callbacks between two looks at the clock.
-pub(super) const CLOCK_EVERY: u64 = 4096;
+const CLOCK_EVERY: u64 = 4096;
 
 /// A walk that reached its deadline and stopped, unfinished.
 #[derive(Debug, Clone, Copy)]
@@ -135,14 +177,10 @@ pub fn walk(
 ) -> Result<Result<Walk, Aborted>, WalkFailed> {
     holders.begin_walk();
     let object_arrays = object_arrays(&names());
-    let start = Instant::now();
     let mut state = State {
-        deadline: start + deadline,
+        clock: Clock::new(deadline),
         object_arrays: &object_arrays,
         array_sizes: [0; SIZE_BUCKETS],
-        stopped_at: None,
-        calls: 0,
-        aborted: false,
         holders,
         watched_classes: watching.map_or(&[], |w| w.1),
         watch: watching.map(|w| w.0),
@@ -151,7 +189,6 @@ pub fn walk(
         nodes: Vec::new(),
         edges: FxHashMap::default(),
         referent_index,
-        panicked: false,
         panic_for_test,
     };
     let callbacks = HeapCallbacks {
@@ -163,14 +200,10 @@ pub fn walk(
         reserved: [std::ptr::null(); 10],
     };
     env.follow_references(&callbacks, (&mut state as *mut State).cast())?;
-    let pause = start.elapsed();
-    if state.panicked {
-        return Err(WalkFailed::Panicked);
-    }
-    if state.aborted {
-        let until_stop = state.stopped_at.map_or(pause, |t| t.duration_since(start));
-        return Ok(Err(Aborted { pause, until_stop, objects: state.nodes.iter().map(|n| n.count).sum() }));
-    }
+    let pause = match state.clock.end(|| state.nodes.iter().map(|n| n.count).sum())? {
+        Ok(pause) => pause,
+        Err(stopped) => return Ok(Err(stopped)),
+    };
     let objects: Vec<u64> = state.nodes.iter().map(|n| n.count.max(n.prim_count)).collect();
     state.holders.finish_walk(&state.edges, &objects, state.watched_classes);
     state.holders.plan_containers(&state.array_sizes);
@@ -267,14 +300,7 @@ unsafe extern "C" fn on_reference(
 ) -> Jint {
     // SAFETY: `user_data` is the `State` that `walk` passed and outlives the walk.
     let state = unsafe { &mut *user_data.cast::<State>() };
-    if state.panicked || state.aborted {
-        return crate::jvmti::VISIT_ABORT;
-    }
-    state.calls += 1;
-    if state.calls % CLOCK_EVERY == 0 && Instant::now() > state.deadline {
-        // The pause limit holds whatever the prediction said.
-        state.aborted = true;
-        state.stopped_at = Some(Instant::now());
+    if state.clock.must_stop() {
         return crate::jvmti::VISIT_ABORT;
     }
     // SAFETY: `info` points at the reference info of this kind when not null.
@@ -305,7 +331,7 @@ unsafe extern "C" fn on_reference(
         visit(state, &reference, tag, referrer_tag)
     }));
     r.unwrap_or_else(|_| {
-        state.panicked = true;
+        state.clock.panicked = true;
         crate::jvmti::VISIT_ABORT
     })
 }
@@ -539,7 +565,7 @@ unsafe extern "C" fn on_primitive_array(
         }
     }));
     if r.is_err() {
-        state.panicked = true;
+        state.clock.panicked = true;
         return crate::jvmti::VISIT_ABORT;
     }
     0

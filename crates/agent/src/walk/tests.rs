@@ -83,12 +83,9 @@ impl Heap {
         holders.begin_walk();
         let object_arrays: Vec<bool> = names().iter().map(|n| n.ends_with("[]")).collect();
         let mut state = State {
-            deadline: Instant::now() + Duration::from_secs(3600),
+            clock: Clock::new(Duration::from_secs(3600)),
             object_arrays: &object_arrays,
             array_sizes: [0; SIZE_BUCKETS],
-            stopped_at: None,
-            calls: 0,
-            aborted: false,
             holders,
             watched_classes: &watched_classes,
             watch: Some(watch),
@@ -97,7 +94,6 @@ impl Heap {
             nodes: Vec::new(),
             edges: FxHashMap::default(),
             referent_index: None,
-            panicked: false,
             panic_for_test: false,
         };
         let class_tag = |c: u32| CLASS_BIT | Jlong::from(c);

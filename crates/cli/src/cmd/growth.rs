@@ -71,7 +71,7 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
     if let Some(store) = app::inputs::run_store(&args.inputs)? {
         let run = app::series::read_run(store)?;
         if args.fail_on_growth {
-            app::series::gate_can_judge(&opts, run.samples.len(), "sampled snapshots in the run store")?;
+            app::series::gate_can_judge(&opts, run.samples.len(), "sampled snapshot")?;
         }
         let mut report = app::series::run_report(&run, &opts, &args.explain);
         if args.holders > 0 && !run.captures.is_empty() {
@@ -89,7 +89,7 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
         return finish(args, &report);
     }
     if args.fail_on_growth {
-        app::series::gate_can_judge(&opts, args.inputs.len(), "heaps")?;
+        app::series::gate_can_judge(&opts, args.inputs.len(), "heap")?;
     }
     if let Some(dot) = &args.dot {
         dump_args::check_writable(dot)?;

@@ -321,6 +321,15 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<Exit> {
                 args.pid
             );
         }
+        // Another store asked for: the agent would go on writing the one it has, and the user
+        // would read an empty or an old file.
+        if args.out.is_some() && std::fs::canonicalize(&out).ok() != std::fs::canonicalize(store.trim()).ok() {
+            bail!(
+                "{} already runs the leakscope agent, recording to {store}; it cannot record to {} instead: read {store}",
+                args.pid,
+                out.display()
+            );
+        }
         outln!("{} already has the leakscope agent, recording to {store}", args.pid)?;
         return Ok(Exit::Success);
     }

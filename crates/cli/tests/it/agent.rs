@@ -63,9 +63,15 @@ fn attach(jdk: &Jdk, dir: &Path, scenario: &str, gc: &str) -> PathBuf {
     let out = leakscope(&args);
     assert!(out.status.success(), "attach failed: {}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("recording to"));
-    // Attaching again keeps the running agent.
+    // Attaching again keeps the running agent; asking it for another store is an error.
     let again = leakscope(&["attach", &pid]);
     assert!(String::from_utf8_lossy(&again.stdout).contains("already has the leakscope agent"));
+    let other = db.with_file_name("other.db");
+    let elsewhere = leakscope(&["attach", &pid, "--out", other.to_str().unwrap()]);
+    assert_eq!(elsewhere.status.code(), Some(2), "{}", String::from_utf8_lossy(&elsewhere.stdout));
+    let err = String::from_utf8_lossy(&elsewhere.stderr);
+    assert!(err.contains("cannot record to") && err.contains(db.to_str().unwrap()), "{err}");
+    assert!(!other.exists());
     let status = jvm.wait(Duration::from_secs(120)).expect("Live did not end");
     assert!(status.success());
     db
