@@ -48,7 +48,7 @@ fn empty_file() {
 fn not_hprof() {
     error_line(b"%PDF-1.7\n%some pdf that is long enough to pass the size test", "not an HPROF heap dump");
     // Bytes that are not printable are shown escaped once, as a person reads them.
-    error_line(b"PK\x03\x04 a zip file, long enough to pass the size test", r#"starts with "PK\x03\x04 a zip fil""#);
+    error_line(b"PK\x03\x04 a zip file, long enough to pass the size test", r#"starts with "PK\x03\x04 a zip file,""#);
 }
 
 #[test]
