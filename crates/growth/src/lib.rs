@@ -19,6 +19,7 @@
 //! assert_eq!(report.candidates[0].class, "Session");
 //! ```
 
+pub mod names;
 mod process;
 pub mod ranking;
 pub mod ratio;
@@ -72,9 +73,14 @@ fn analyze_one_process(summaries: &[HeapSummary], o: &Options, explain: &[String
         })
         .collect();
     candidates.sort_by(|a, b| b.rank.total_cmp(&a.rank).then(b.growth_bytes.cmp(&a.growth_bytes)));
-    mark_same_structures(&mut candidates);
     let names: Vec<&str> = candidates.iter().map(|c| c.class.as_str()).collect();
     let findings = structures::findings(summaries, &names, series.at.as_deref(), o);
+    if !findings.is_empty() {
+        // Under findings the classes are read as what piles up: the application's classes and
+        // the elements before the collections' internals (arrays, map nodes), each by rank.
+        candidates.sort_by_key(|c| names::is_collection_part(&c.class));
+    }
+    mark_same_structures(&mut candidates);
     let mut report = report::GrowthReport {
         snapshots: summaries.iter().map(snapshot_row).collect(),
         ranking: report::RankingInfo {
@@ -243,16 +249,20 @@ fn structure_of<'h>(
     let seen = linked.is_some();
     let (h, (first, last, first_ms, last_ms)) = linked.or_else(|| growing().max_by(most))?;
     let path: Vec<String> = (0..h.path.len()).map(|i| h.holder_name(i)).collect();
-    let name = match path.first() {
-        Some(p) if h.fields.first().is_some_and(|f| !f.is_empty() && f != "[]") => {
-            p.strip_prefix("class ").unwrap_or(p).to_string()
-        }
-        _ => h.container.clone(),
-    };
+    let steps: Vec<names::Step<'_>> = h
+        .path
+        .iter()
+        .zip(h.fields.iter().map(String::as_str).chain(std::iter::repeat("")))
+        .take_while(|(class, _)| class.as_str() != "…")
+        .map(|(class, field)| names::Step { owner: if class.starts_with("root ") { "" } else { class }, field })
+        .collect();
+    let name = names::person_name(&steps);
     Some((
         h,
         report::HeldStructure {
-            name,
+            name: name.as_ref().map_or_else(|| h.container.clone(), |n| n.name.clone()),
+            library: name.as_ref().and_then(|n| n.library.clone()),
+            known_as: name.as_ref().and_then(|n| n.known_as).map(str::to_string),
             seen_holding: seen,
             class: h.container.clone(),
             element: Some(h.element.clone()).filter(|e| !e.is_empty()),

@@ -13,6 +13,7 @@
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 
+use crate::names::{is_collection_part, person_name, PersonName, Step};
 use crate::ranking::{judge_at, Options};
 use crate::summary::{HeapSummary, PathVolume};
 
@@ -26,7 +27,7 @@ pub fn is_jdk_class(name: &str) -> bool {
 
 /// Packages of frameworks and libraries an application runs on: a stack's first frame outside
 /// them and the JDK is where the application itself allocates.
-const FRAMEWORKS: [&str; 30] = [
+const FRAMEWORKS: &[&str] = &[
     "jakarta.",
     "org.apache.catalina.",
     "org.apache.coyote.",
@@ -56,6 +57,14 @@ const FRAMEWORKS: [&str; 30] = [
     "kotlinx.",
     "scala.",
     "groovy.",
+    "com.github.benmanes.caffeine.",
+    "org.ehcache.",
+    "net.sf.ehcache.",
+    "com.zaxxer.hikari.",
+    "io.micrometer.",
+    "io.grpc.",
+    "reactor.",
+    "com.google.protobuf.",
     "io.leakscope.",
 ];
 
@@ -283,8 +292,12 @@ pub fn findings(
             let f = by_structure.entry(key).or_insert_with(|| {
                 order.push(key);
                 let path = trees[h].path(s);
+                let name = structure_name(&path);
                 report::Finding {
-                    structure: structure_name(&path),
+                    structure: name.name,
+                    library: name.library,
+                    known_as: name.known_as.map(str::to_string),
+                    element: None,
                     class: trees[h].nodes[s].class.clone(),
                     path,
                     volumes: vec![0; n],
@@ -329,15 +342,25 @@ pub fn findings(
         .into_iter()
         .filter_map(|k| by_structure.remove(&k).map(|f| (k, f)))
         .map(|(k, mut f)| {
-            f.members.sort_by(|a, b| {
+            let by_growth = |a: &report::Member, b: &report::Member| {
                 is_application(&b.class).cmp(&is_application(&a.class)).then(b.growth_bytes.cmp(&a.growth_bytes))
-            });
-            if let Some(first) = f.members.first() {
-                if let Some((_, g)) =
-                    growing_by_member.iter().find(|((key, class), _)| *key == k && *class == first.class)
-                {
-                    f.growing_paths = g.clone();
-                }
+            };
+            f.members.sort_by(by_growth);
+            let paths_of = |class: &str| {
+                growing_by_member.iter().find(|((key, c), _)| *key == k && c == class).map(|(_, g)| g.clone())
+            };
+            // The element the structure holds directly, on the members' main paths: the
+            // application's class one of them shows (a member held by a wrapper shows the
+            // wrapper only), else the first member's. It heads the members when it is one.
+            let elements: Vec<String> =
+                f.members.iter().filter_map(|m| element_of(&paths_of(&m.class)?.first()?.path)).collect();
+            f.element = elements.iter().find(|e| !is_platform_class(e)).or(elements.first()).cloned();
+            if let Some(at) = f.members.iter().position(|m| Some(&m.class) == f.element.as_ref()) {
+                let element = f.members.remove(at);
+                f.members.insert(0, element);
+            }
+            if let Some(g) = f.members.first().and_then(|m| paths_of(&m.class)) {
+                f.growing_paths = g;
             }
             f
         })
@@ -363,23 +386,48 @@ pub fn structure_in_one_heap(h: &HeapSummary, class: &str) -> Option<(Vec<report
     }
     let (&s, _) = bytes.iter().max_by_key(|&(&s, &b)| (b, std::cmp::Reverse(s)))?;
     let path = tree.path(s);
-    let name = structure_name(&path);
+    let name = structure_name(&path).name;
     Some((path, name))
 }
 
-/// `Owner.field` for a structure at the end of `path`: the referrer's class and the field, or
-/// for a path's first step, the root that holds it.
-fn structure_name(path: &[report::PathPart]) -> String {
-    let n = path.len();
-    match n {
-        0 => String::new(),
-        1 => format!("{} held by {}", path[0].class, path[0].via),
-        _ => {
-            let owner = path[n - 2].class.strip_prefix("class ").unwrap_or(&path[n - 2].class);
-            let field = path[n - 1].via.strip_prefix("static ").unwrap_or(&path[n - 1].via);
-            format!("{owner}.{field}")
-        }
-    }
+/// The name of a structure at the end of `path` as a person says it ([`names::person_name`]),
+/// or for a structure held by a root alone, the root that holds it.
+fn structure_name(path: &[report::PathPart]) -> PersonName {
+    let Some(last) = path.last() else {
+        return PersonName { name: String::new(), library: None, known_as: None };
+    };
+    let mut steps: Vec<Step<'_>> =
+        path.windows(2).rev().map(|w| Step { owner: &w[0].class, field: &w[1].via }).collect();
+    steps.push(Step { owner: "", field: &path[0].via });
+    person_name(&steps).unwrap_or_else(|| {
+        let name = match path {
+            [only] => format!("{} held by {}", only.class, only.via),
+            [.., owner, _] => {
+                let s = Step { owner: &owner.class, field: &last.via };
+                format!(
+                    "{}.{}",
+                    s.owner.strip_prefix("class ").unwrap_or(s.owner),
+                    s.field.trim_start_matches("static ")
+                )
+            }
+            [] => unreachable!("a path with a last step"),
+        };
+        PersonName { name, library: None, known_as: None }
+    })
+}
+
+/// The class a structure holds directly below it on `below` (its path from the structure):
+/// the first that is no collection's part; a library's wrappers, one field after another,
+/// give way to the application's object they wrap (the MBean server's `NamedObject` and
+/// `StandardMBeanSupport` to the MBean, a lambda to the object it captured), while a library
+/// object holding a collection of the application's (a session's attributes) is the element.
+fn element_of(below: &[report::PathPart]) -> Option<String> {
+    let at = below.iter().position(|p| !is_collection_part(&p.class))?;
+    let wrapped = below[at..]
+        .iter()
+        .take_while(|p| !is_collection_part(&p.class))
+        .find(|p| !is_platform_class(&p.class) && !p.class.contains("$$Lambda"));
+    Some(wrapped.unwrap_or(&below[at]).class.clone())
 }
 
 /// Indices of the nodes of `tree` whose path from their root is `path`.

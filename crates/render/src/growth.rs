@@ -199,15 +199,12 @@ fn loader_leak_text(o: &mut String, l: &LoaderLeak) {
 fn finding_text(o: &mut String, n: usize, f: &Finding, explain: bool) {
     let first = f.volumes.iter().copied().find(|&v| v > 0).unwrap_or(0);
     let last = f.volumes.last().copied().unwrap_or(0);
-    let head = f
-        .members
-        .first()
-        .map_or(String::new(), |m| format!("{} × {}", thousands(m.instances.last().copied().unwrap_or(0)), m.class));
+    let holding = f.element.as_ref().map(|e| format!(", holding {e}")).unwrap_or_default();
     let _ = writeln!(
         o,
-        "#{n} {} ({}) grows: {head}, grew {} ({} → {})",
+        "#{n} {}{} grew {} ({} → {}){holding}",
         f.structure,
-        f.class,
+        finding_beside(f),
         human_bytes(f.growth_bytes),
         human_bytes(first),
         human_bytes(last)
@@ -252,6 +249,18 @@ fn finding_text(o: &mut String, n: usize, f: &Finding, explain: bool) {
         }
     }
     let _ = writeln!(o);
+}
+
+/// What stands beside a finding's name: what users of its library call it, and the library's
+/// own place when the name is the application's field that owns it; else the structure's
+/// class.
+pub(crate) fn finding_beside(f: &Finding) -> String {
+    match (&f.known_as, &f.library) {
+        (Some(k), Some(l)) => format!(" ({k}: {l})"),
+        (Some(k), None) => format!(" ({k})"),
+        (None, Some(l)) => format!(" ({l})"),
+        (None, None) => format!(" ({})", f.class),
+    }
 }
 
 fn candidate_text(o: &mut String, n: usize, c: &Candidate, last_ms: Option<u64>) {

@@ -183,9 +183,10 @@ fn growth_section(g: &GrowthReport) -> Markup {
             @if let Some(f) = g.findings.first() {
                 p.verdict.leak {
                     (g.findings.len()) " growing data structure" (plural(g.findings.len())) " found over " (heaps)
-                    " " (noun) (plural(heaps)) ". Most likely: " span.mono { (f.structure) } ", where "
-                    span.mono { (f.members.first().map_or("", |m| m.class.as_str())) }
-                    " piles up (grew " (human_bytes(f.growth_bytes)) ")."
+                    " " (noun) (plural(heaps)) ". Most likely: " span.mono { (f.structure) }
+                    (crate::growth::finding_beside(f)) " grew " (human_bytes(f.growth_bytes))
+                    @if let Some(e) = &f.element { ", holding " span.mono { (e) } }
+                    "."
                 }
             } @else if let (Some(why), true) = (&g.not_enough_data, leaders.is_empty()) {
                 p.verdict { "Not enough data yet to judge growth: " (why) "." }
@@ -313,10 +314,11 @@ fn finding(n: usize, f: &Finding, labels: &Axis) -> Markup {
         f.members.iter().take(4).map(|m| (m.class.as_str(), m.volumes.as_slice())).collect();
     html! {
         div.cand.finding {
-            h3 { "#" (n) " " span.mono { (f.structure) } " " span.muted.mono { "(" (f.class) ")" } }
+            h3 { "#" (n) " " span.mono { (f.structure) } " " span.muted.mono { (crate::growth::finding_beside(f)) } }
             p {
                 "grew " (human_bytes(f.growth_bytes)) " (" (human_bytes(f.volumes.first().copied().unwrap_or(0)))
                 " → " (human_bytes(f.volumes.last().copied().unwrap_or(0))) ")"
+                @if let Some(e) = &f.element { ", holding " span.mono { (e) } }
             }
             p.mono.path {
                 @for (i, p) in f.path.iter().enumerate() {

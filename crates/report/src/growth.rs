@@ -56,9 +56,15 @@ pub struct SliceEdge {
 /// that last saw it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HeldStructure {
-    /// How a person names it: its holder's field (`Services$PriceService.listeners`), else
-    /// its class.
+    /// How a person names it (decision 0019): its nearest holder's field that is no
+    /// collection's part (`Services$PriceService.listeners`), else its class.
     pub name: String,
+    /// The library's own place when `name` is the application's field that owns it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+    /// What users of the library call it, when it is a well-known structure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_as: Option<String>,
     /// Whether the heap walks saw the candidate's objects reach it (its slice holds the
     /// structure's array or class); false when it is the structure that grew most over the
     /// same time and no walk has linked them (they ran before the leak began).
@@ -211,8 +217,22 @@ pub struct StructureHolder {
 /// which the candidate classes pile up.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
-    /// `Owner.field` that holds the structure (`StandardManager.sessions`), or how its root holds it.
+    /// The structure as a person names it (decision 0019): the nearest field of a class that is
+    /// no collection's part (`Repository.domainTb`, not `HashMap$Node.value`), or the
+    /// application's field that owns a library's structure; or how its root holds it.
     pub structure: String,
+    /// The library's own place (`com.google.common.cache.LocalCache.segments`) when `structure`
+    /// is the application's field that owns it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+    /// What users of the library call the structure (`Tomcat's HTTP sessions`), when it is a
+    /// well-known one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_as: Option<String>,
+    /// The class the structure holds directly where it grows most (the listener a list holds,
+    /// not what the listener holds): what a person looks for in their code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element: Option<String>,
     /// The structure's class.
     pub class: String,
     /// From a GC root (or a class's statics) to the structure.
@@ -260,7 +280,9 @@ pub struct GrowthReport {
     pub snapshots: Vec<SnapshotRow>,
     /// The ranking and its parameters.
     pub ranking: RankingInfo,
-    /// Candidates, the most likely leak first; empty when nothing grows.
+    /// Candidates, the most likely leak first; empty when nothing grows. When there are
+    /// findings, the collections' internals (arrays, map nodes) come after the other classes,
+    /// each part by rank.
     pub candidates: Vec<Candidate>,
     /// The growing data structures the candidates pile up in, most growth first (heap dumps
     /// with path trees; empty for agent runs and old saved summaries).

@@ -17,7 +17,8 @@ pub struct SqlAnswer {
 pub struct SqlColumn {
     /// Its name, as the query gave it.
     pub name: String,
-    /// Its type, as the engine (Apache Arrow) names it: UInt64, Utf8, Boolean, ...
+    /// Its type as SQL names it (BIGINT UNSIGNED, TEXT, BOOLEAN, ...); ids are BIGINT UNSIGNED
+    /// written as `0x…` text in the rows.
     #[serde(rename = "type")]
     pub data_type: String,
 }

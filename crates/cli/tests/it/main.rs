@@ -14,6 +14,7 @@ mod harm;
 mod histogram;
 mod instrument;
 mod jvm;
+mod libraries;
 mod mcp;
 mod report;
 mod retention;
