@@ -184,7 +184,7 @@ impl PathRows {
         let schema = Arc::new(Schema::new(vec![
             Field::new("heap", DataType::UInt32, false),
             Field::new("step", DataType::UInt32, false),
-            Field::new("id", DataType::UInt64, false),
+            crate::ids::id_field(Field::new("id", DataType::UInt64, false)),
             Field::new("class", DataType::Utf8, false),
             Field::new("field", DataType::Utf8, true),
             Field::new("folded", DataType::Boolean, false),

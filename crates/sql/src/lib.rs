@@ -10,6 +10,7 @@
 
 mod functions;
 mod heap_data;
+mod ids;
 mod output;
 mod tables;
 
@@ -85,11 +86,17 @@ impl Session {
     }
 
     /// Runs one SQL statement and collects its rows.
+    /// Ids may be written `0x…`, as every output shows them (`WHERE id = 0xea900000`, or
+    /// quoted after a comparison); `DESCRIBE` gives SQL's type names, not Arrow's.
     pub fn query(&self, sql: &str) -> Result<Answer, Error> {
+        let sql = ids::decimal_ids(sql);
         self.runtime.block_on(async {
-            let frame = self.ctx.sql(sql).await?;
+            let frame = self.ctx.sql(&sql).await?;
             let schema: SchemaRef = Arc::new(frame.schema().as_arrow().clone());
-            let batches = frame.collect().await?;
+            let mut batches = frame.collect().await?;
+            if sql.trim_start().get(..8).is_some_and(|w| w.eq_ignore_ascii_case("describe")) {
+                batches = batches.iter().map(output::sql_type_names).collect::<Result<_, _>>()?;
+            }
             Ok(Answer { schema, batches })
         })
     }

@@ -1,8 +1,9 @@
 //! An answer as an aligned text table, CSV, or JSON.
 
-use datafusion::arrow::array::Array;
+use datafusion::arrow::array::{Array, StringArray};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::error::ArrowError;
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 
 use crate::{Answer, Error};
@@ -19,9 +20,21 @@ impl Answer {
                 .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
                 .collect::<Result<Vec<_>, ArrowError>>()
                 .map_err(|e| Error::Query(e.to_string()))?;
+            let ids: Vec<bool> = self.schema.fields().iter().map(|f| crate::ids::is_id(f)).collect();
             for i in 0..batch.num_rows() {
-                let row = batch.columns().iter().zip(&formatters);
-                rows.push(row.map(|(c, f)| (!c.is_null(i)).then(|| f.value(i).to_string())).collect());
+                let row = batch.columns().iter().zip(&formatters).zip(&ids);
+                rows.push(
+                    row.map(|((c, f), &id)| {
+                        (!c.is_null(i)).then(|| {
+                            let text = f.value(i).to_string();
+                            match text.parse::<u64>() {
+                                Ok(n) if id => format!("0x{n:x}"),
+                                _ => text,
+                            }
+                        })
+                    })
+                    .collect(),
+                );
             }
         }
         Ok(rows)
@@ -95,7 +108,7 @@ impl Answer {
     }
 
     /// `{"columns": [{"name", "type"}], "rows": [[...]]}`: numbers and booleans as JSON's,
-    /// NULL as null, everything else as text.
+    /// ids as `0x…` text, NULL as null, everything else as text.
     pub fn to_json(&self) -> Result<report::SqlAnswer, Error> {
         use serde_json::{json, Value};
         let types: Vec<&DataType> = self.schema.fields().iter().map(|f| f.data_type()).collect();
@@ -121,8 +134,48 @@ impl Answer {
             .schema
             .fields()
             .iter()
-            .map(|f| report::SqlColumn { name: f.name().clone(), data_type: f.data_type().to_string() })
+            .map(|f| report::SqlColumn { name: f.name().clone(), data_type: sql_type(f.data_type()) })
             .collect();
         Ok(report::SqlAnswer { columns, rows })
+    }
+}
+
+/// SQL's name of an Arrow type, as the tables' documentation gives it (`Dictionary(UInt32,
+/// Utf8)`, how class names are kept, is TEXT to a user); Arrow's own for the rest.
+pub(crate) fn sql_type(t: &DataType) -> String {
+    match t {
+        DataType::UInt64 => "BIGINT UNSIGNED".into(),
+        DataType::UInt32 => "INT UNSIGNED".into(),
+        DataType::Int64 => "BIGINT".into(),
+        DataType::Int32 => "INT".into(),
+        DataType::Float64 => "DOUBLE".into(),
+        DataType::Boolean => "BOOLEAN".into(),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "TEXT".into(),
+        DataType::Dictionary(_, v) => sql_type(v),
+        other => other.to_string(),
+    }
+}
+
+/// A `DESCRIBE` answer's batch with its `data_type` column in SQL's names.
+pub(crate) fn sql_type_names(batch: &RecordBatch) -> Result<RecordBatch, datafusion::error::DataFusionError> {
+    let Some(at) = batch.schema().index_of("data_type").ok() else { return Ok(batch.clone()) };
+    let Some(types) = batch.column(at).as_any().downcast_ref::<StringArray>() else { return Ok(batch.clone()) };
+    let named: StringArray = types.iter().map(|t| t.map(sql_type_text)).collect();
+    let mut columns = batch.columns().to_vec();
+    columns[at] = std::sync::Arc::new(named);
+    Ok(RecordBatch::try_new(batch.schema(), columns)?)
+}
+
+/// [`sql_type`] of a type as Arrow writes it.
+fn sql_type_text(arrow: &str) -> String {
+    match arrow {
+        "UInt64" => sql_type(&DataType::UInt64),
+        "UInt32" => sql_type(&DataType::UInt32),
+        "Int64" => sql_type(&DataType::Int64),
+        "Float64" => sql_type(&DataType::Float64),
+        "Boolean" => sql_type(&DataType::Boolean),
+        "Utf8" | "Utf8View" | "LargeUtf8" => sql_type(&DataType::Utf8),
+        t if t.starts_with("Dictionary(") && t.ends_with("Utf8)") => sql_type(&DataType::Utf8),
+        t => t.to_owned(),
     }
 }

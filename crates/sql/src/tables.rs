@@ -26,8 +26,10 @@ use crate::Settings;
 /// The SQL type of a column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// An unsigned 64-bit integer (ids, byte counts).
+    /// An unsigned 64-bit integer (byte counts, counts).
     Int,
+    /// An object's id: an unsigned 64-bit integer, shown `0x…` as every other output shows ids.
+    Id,
     /// An unsigned 32-bit integer (heap numbers, depths).
     Small,
     /// Text.
@@ -53,16 +55,26 @@ impl ColumnDoc {
     /// The type as SQL names it.
     pub fn sql_type(&self) -> &'static str {
         match self.kind {
-            Kind::Int => "BIGINT UNSIGNED",
+            Kind::Int | Kind::Id => "BIGINT UNSIGNED",
             Kind::Small => "INT UNSIGNED",
             Kind::Text | Kind::Class => "TEXT",
             Kind::Bool => "BOOLEAN",
         }
     }
 
+    /// The column as Arrow's field, ids marked as such.
+    fn field(&self) -> Field {
+        let field = Field::new(self.name, self.data_type(), self.nullable);
+        if self.kind == Kind::Id {
+            crate::ids::id_field(field)
+        } else {
+            field
+        }
+    }
+
     fn data_type(&self) -> DataType {
         match self.kind {
-            Kind::Int => DataType::UInt64,
+            Kind::Int | Kind::Id => DataType::UInt64,
             Kind::Small => DataType::UInt32,
             Kind::Text => DataType::Utf8,
             Kind::Class => DataType::Dictionary(Box::new(DataType::UInt32), Box::new(DataType::Utf8)),
@@ -113,10 +125,10 @@ pub static TABLES: &[TableDoc] = &[
         doc: "one row per class",
         columns: &[
             HEAP,
-            col("id", Kind::Int, "the class object's id"),
+            col("id", Kind::Id, "the class object's id"),
             col("name", Kind::Text, "the Java name (java.util.HashMap, byte[])"),
             opt("package", Kind::Text, "the package, NULL for none"),
-            opt("loader", Kind::Int, "the id of the class loader object, NULL for the boot loader"),
+            opt("loader", Kind::Id, "the id of the class loader object, NULL for the boot loader"),
             opt("super", Kind::Text, "the superclass's name"),
             col("instances", Kind::Int, "instances in the dump (as `histogram`)"),
             col("shallow_bytes", Kind::Int, "their bytes (as `histogram`)"),
@@ -132,12 +144,12 @@ pub static TABLES: &[TableDoc] = &[
         doc: "one row per object",
         columns: &[
             HEAP,
-            col("id", Kind::Int, "its id (address) in the dump"),
+            col("id", Kind::Id, "its id (address) in the dump"),
             col("class", Kind::Class, "its class's name (java.lang.Class for a class object)"),
-            col("class_id", Kind::Int, "its class's id (classes.id)"),
+            col("class_id", Kind::Id, "its class's id (classes.id)"),
             col("shallow_bytes", Kind::Int, "its own size"),
             col("retained_bytes", Kind::Int, "what the GC would free if it became unreachable; 0 when not strongly reachable"),
-            opt("dominator", Kind::Int, "its immediate dominator's id; NULL when only GC roots dominate it or it is unreachable"),
+            opt("dominator", Kind::Id, "its immediate dominator's id; NULL when only GC roots dominate it or it is unreachable"),
             opt("depth", Kind::Small, "strong references on the shortest path from a GC root; NULL when unreachable"),
             col("reachable", Kind::Bool, "a chain of strong references leads to it from a GC root"),
             opt("root_kind", Kind::Text, "the kind of GC root it is ('java frame', 'system class', ...)"),
@@ -150,8 +162,8 @@ pub static TABLES: &[TableDoc] = &[
         doc: "one row per reference between objects",
         columns: &[
             HEAP,
-            col("from", Kind::Int, "the referring object's id"),
-            col("to", Kind::Int, "the referenced object's id"),
+            col("from", Kind::Id, "the referring object's id"),
+            col("to", Kind::Id, "the referenced object's id"),
             col("field", Kind::Text, "the field (name, [index], or static name) it is held in"),
             col("strength", Kind::Text, "strong, weak, soft, phantom or final"),
         ],
@@ -161,7 +173,7 @@ pub static TABLES: &[TableDoc] = &[
         doc: "one row per GC root the dump declares, and per static reference field",
         columns: &[
             HEAP,
-            col("object", Kind::Int, "the object held"),
+            col("object", Kind::Id, "the object held"),
             col("kind", Kind::Text, "'java frame', 'system class', 'jni global', 'thread', 'static field', ..."),
             opt("thread", Kind::Text, "the thread holding it (its name when the dump has it)"),
             opt("frame", Kind::Text, "the stack frame holding it"),
@@ -173,14 +185,14 @@ pub static TABLES: &[TableDoc] = &[
         doc: "one row per field of each object (static fields: of class objects)",
         columns: &[
             HEAP,
-            col("object", Kind::Int, "the object's id"),
+            col("object", Kind::Id, "the object's id"),
             col("class", Kind::Class, "the object's class"),
             col("name", Kind::Text, "the field's name"),
             col("declared_by", Kind::Text, "the class declaring it"),
             col("static", Kind::Bool, "a static field"),
             col("type", Kind::Text, "int, long, boolean, ..., or Object"),
             col("value", Kind::Text, "a primitive as Java prints it; a reference's id as 0x..., or null"),
-            opt("ref", Kind::Int, "a reference's target id; NULL for primitives and null"),
+            opt("ref", Kind::Id, "a reference's target id; NULL for primitives and null"),
             opt("string", Kind::Text, "the text of the String referenced, with --show-values only"),
         ],
     },
@@ -342,8 +354,7 @@ pub(crate) fn number_of(v: &ScalarValue) -> Option<u64> {
 #[async_trait]
 impl TableProvider for HeapTable {
     fn schema(&self) -> SchemaRef {
-        let fields: Vec<Field> =
-            self.doc.columns.iter().map(|c| Field::new(c.name, c.data_type(), c.nullable)).collect();
+        let fields: Vec<Field> = self.doc.columns.iter().map(ColumnDoc::field).collect();
         Arc::new(Schema::new(fields))
     }
 

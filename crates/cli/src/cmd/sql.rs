@@ -40,6 +40,7 @@ fn after_help() -> String {
     for f in sql::FUNCTIONS {
         text.push_str(&wrapped(&format!("{}: {}", f.signature, f.doc)));
     }
+    text.push_str("\nIds are written 0x… as every command prints them, in answers and in queries\n  (WHERE id = 0x7f3a10, or quoted after a comparison).\n");
     text.push_str("\nExamples:\n");
     for example in [
         "leakscope sql app.hprof \"SELECT class, count(*), sum(retained_bytes)\n    FROM objects GROUP BY class ORDER BY 3 DESC LIMIT 20\"",

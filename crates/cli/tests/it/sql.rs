@@ -24,6 +24,13 @@ fn int(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
+/// An id as SQL's JSON gives it: `0x…` text, as every other output writes ids.
+fn id(v: &Value) -> String {
+    let text = v.as_str().unwrap_or_else(|| panic!("an id is text: {v}"));
+    assert!(text.starts_with("0x") && u64::from_str_radix(&text[2..], 16).is_ok(), "{text}");
+    text.to_owned()
+}
+
 /// The same dump's histogram, by SQL over the objects and over the classes, equals
 /// `leakscope histogram` row for row (whose equality with `jcmd GC.class_histogram` the
 /// histogram tests prove); the objects, references and roots counts equal `info`'s.
@@ -79,9 +86,7 @@ pub fn assert_agrees_with_dominators(dump: &str) {
             .map(|o| (o["id"].as_str().unwrap().to_owned(), int(&o["retained_bytes"])))
             .collect()
     };
-    let hex = |r: Vec<Vec<Value>>| -> Vec<(String, u64)> {
-        r.into_iter().map(|r| (format!("0x{:x}", int(&r[0])), int(&r[1]))).collect()
-    };
+    let hex = |r: Vec<Vec<Value>>| -> Vec<(String, u64)> { r.into_iter().map(|r| (id(&r[0]), int(&r[1]))).collect() };
     let query = "SELECT id, retained_bytes FROM objects WHERE reachable AND dominator IS NULL ORDER BY retained_bytes DESC, id LIMIT 15";
     let by_sql = hex(rows(&[dump], query, &[]));
     // Ties in retained size may list in another order: compare sizes in order, and ids as sets.
@@ -89,10 +94,9 @@ pub fn assert_agrees_with_dominators(dump: &str) {
     assert_eq!(by_sql.iter().map(|r| r.1).collect::<Vec<_>>(), expected.iter().map(|r| r.1).collect::<Vec<_>>());
     let first = &expected[0].0;
     let children = json(&["dominators", "--quiet", "--json", "--top", "0", "--children", first, dump]);
+    // An id is written in a query as the commands print it.
     let query =
-        format!("SELECT id, retained_bytes FROM objects WHERE dominator = {} ORDER BY retained_bytes DESC, id", {
-            u64::from_str_radix(first.trim_start_matches("0x"), 16).unwrap()
-        });
+        format!("SELECT id, retained_bytes FROM objects WHERE dominator = {first} ORDER BY retained_bytes DESC, id");
     let mut by_sql = hex(rows(&[dump], &query, &[]));
     let mut expected = listed(&children);
     by_sql.sort();
@@ -150,8 +154,7 @@ fn sql_answers_what_the_commands_and_the_program_say() {
     assert_eq!(int(&by_sql[0][1]), steps - 1, "{paths}");
 
     // The table functions answer as the commands do.
-    let map = int(&rows(&[d], "SELECT object FROM roots WHERE static_field = 'TwoMaps.BY_ID'", &[])[0][0]);
-    let hex = format!("0x{map:x}");
+    let hex = id(&rows(&[d], "SELECT object FROM roots WHERE static_field = 'TwoMaps.BY_ID'", &[])[0][0]);
     let children = json(&["dominators", "--quiet", "--json", "--top", "0", "--children", &hex, d]);
     let mut expected: Vec<(String, u64)> = children["objects"]
         .as_array()
@@ -162,7 +165,7 @@ fn sql_answers_what_the_commands_and_the_program_say() {
     let mut dominated: Vec<(String, u64)> =
         rows(&[d], &format!("SELECT id, retained_bytes FROM dominated({hex})"), &[])
             .iter()
-            .map(|r| (format!("0x{:x}", int(&r[0])), int(&r[1])))
+            .map(|r| (id(&r[0]), int(&r[1])))
             .collect();
     expected.sort();
     dominated.sort();
@@ -170,7 +173,7 @@ fn sql_answers_what_the_commands_and_the_program_say() {
     assert_eq!(dominated, expected, "dominated() against dominators --children");
     let path: Vec<String> = rows(&[d], &format!("SELECT id FROM path_to_root('{hex}') ORDER BY step"), &[])
         .iter()
-        .map(|r| format!("0x{:x}", int(&r[0])))
+        .map(|r| id(&r[0]))
         .collect();
     let ids: Vec<String> =
         paths["paths"][0]["steps"].as_array().unwrap().iter().map(|st| st["id"].as_str().unwrap().to_owned()).collect();
@@ -243,6 +246,22 @@ fn sql_outputs_text_and_csv_and_refuses_bad_queries_in_one_line() {
         assert_eq!(err.lines().count(), 1, "{bad}: {err}");
         assert!(err.starts_with("error: "), "{err}");
     }
+    // Ids go in and come out as every other command writes them (`0x…`), bare or quoted,
+    // under any alias; DESCRIBE names SQL's types, not Arrow's (issue 35).
+    let top = json(&["dominators", "--quiet", "--json", "--top", "1", d]);
+    let first = top["objects"][0]["id"].as_str().unwrap();
+    for q in [
+        format!("SELECT id AS x, class FROM objects WHERE id = {first}"),
+        format!("SELECT id AS x, class FROM objects WHERE id = '{first}'"),
+        format!("SELECT id AS x, class FROM objects WHERE id IN ({first}, 0x1)"),
+    ] {
+        let text = String::from_utf8(leakscope(&["sql", "--quiet", d, &q]).stdout).unwrap();
+        let row: Vec<&str> = text.lines().nth(2).unwrap_or_default().split_whitespace().collect();
+        assert_eq!(row, [first, top["objects"][0]["class"].as_str().unwrap()], "{q}: {text}");
+    }
+    let types = rows(&[d], "DESCRIBE objects", &[]);
+    let types: BTreeMap<&str, &str> = types.iter().map(|r| (r[0].as_str().unwrap(), r[1].as_str().unwrap())).collect();
+    assert_eq!((types["id"], types["class"], types["reachable"]), ("BIGINT UNSIGNED", "TEXT", "BOOLEAN"));
     let missing = leakscope(&["sql", "--quiet", "/nonexistent.hprof", "SELECT 1"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(Path::new(d).exists());
