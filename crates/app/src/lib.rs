@@ -17,6 +17,7 @@ pub mod jvm;
 pub mod leak_report;
 pub mod live;
 pub mod one_dump;
+pub mod partial;
 pub mod schemas;
 pub mod series;
 pub mod share;
@@ -62,6 +63,15 @@ pub enum Error {
     /// A file could not be opened or read.
     #[error("cannot read {}", path.display())]
     Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An output file could not be written (nothing is left of it: see [`partial`]).
+    #[error("cannot write {}", path.display())]
+    Write {
         /// The file.
         path: PathBuf,
         /// What the system said.

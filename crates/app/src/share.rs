@@ -29,9 +29,8 @@ pub fn redact_file(
         )));
     }
     let dump = open_dump(input, settings)?;
-    let dir = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let io = |source| Error::Io { path: output.to_owned(), source };
-    let partial = tempfile::Builder::new().prefix(".leakscope-redact-").tempfile_in(dir).map_err(io)?;
+    let io = |source| Error::Write { path: output.to_owned(), source };
+    let partial = crate::partial::Partial::beside(output, "redact").map_err(io)?;
     let (summary, warnings) = {
         let file = std::io::BufWriter::with_capacity(1 << 20, partial.as_file());
         let result = if gzip {
@@ -51,10 +50,10 @@ pub fn redact_file(
     if let Some(path) = names_map {
         let map = serde_json::json!({ "pseudonyms": summary.pseudonyms, "thread_names": summary.thread_names });
         let text = serde_json::to_string_pretty(&map).expect("a map of strings");
-        std::fs::write(path, text + "\n").map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        crate::partial::write_whole(path, (text + "\n").as_bytes())
+            .map_err(|source| Error::Write { path: path.to_owned(), source })?;
     }
-    partial.as_file().sync_all().map_err(io)?;
-    partial.persist(output).map_err(|e| io(e.error))?;
+    partial.persist(output).map_err(io)?;
     reporter.warnings(&warnings);
     Ok(report::RedactReport {
         input: input.display().to_string(),

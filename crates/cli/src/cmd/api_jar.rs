@@ -27,7 +27,8 @@ pub fn run(args: &ApiJarArgs) -> anyhow::Result<Exit> {
     if agent::API_JAR.is_empty() {
         bail!("this leakscope was built without a JDK (javac and jar), so it has no leakscope-api.jar; rebuild it with a JDK on PATH or JAVA_HOME");
     }
-    std::fs::write(&args.output, agent::API_JAR).with_context(|| format!("cannot write {}", args.output.display()))?;
+    app::partial::write_whole(&args.output, agent::API_JAR)
+        .with_context(|| format!("cannot write {}", args.output.display()))?;
     eprintln!("wrote {} ({} bytes)", args.output.display(), agent::API_JAR.len());
     Ok(Exit::Success)
 }

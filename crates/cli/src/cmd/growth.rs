@@ -109,7 +109,7 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
 
 fn finish(args: &GrowthArgs, report: &report::GrowthReport) -> anyhow::Result<Exit> {
     if let Some(dot) = &args.dot {
-        std::fs::write(dot, report.to_dot(dump_args::top_n(args.top)))
+        app::partial::write_whole(dot, report.to_dot(dump_args::top_n(args.top)).as_bytes())
             .with_context(|| format!("cannot write {}", dot.display()))?;
     }
     dump_args::emit(args.json, report, |r| r.to_text(dump_args::top_n(args.top)))?;

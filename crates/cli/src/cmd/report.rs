@@ -61,7 +61,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
     let analyses = last.as_ref().map(|snap| app::leak_report::Analyses::of_last(snap, args.inputs.len(), &bar));
     let report = app::leak_report::model(&args.inputs, &view, gathered, analyses.as_ref(), &bar);
     if let Some(out) = &args.output {
-        std::fs::write(out, report.to_html()).with_context(|| format!("cannot write {}", out.display()))?;
+        app::partial::write_whole(out, report.to_html().as_bytes())
+            .with_context(|| format!("cannot write {}", out.display()))?;
         if !args.dump_args.quiet {
             eprintln!("wrote {} (open it in a browser: it needs no network)", out.display());
         }

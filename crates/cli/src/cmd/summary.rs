@@ -37,7 +37,9 @@ pub fn run(args: &SummaryArgs) -> anyhow::Result<Exit> {
     let (summary, _) = app::inputs::summarize_dump(&args.dump, &args.dump_args.settings(), &bar, false)?;
     let json = serde_json::to_string(&summary)?;
     match &args.output {
-        Some(p) => std::fs::write(p, json).with_context(|| format!("cannot write {}", p.display()))?,
+        Some(p) => {
+            app::partial::write_whole(p, json.as_bytes()).with_context(|| format!("cannot write {}", p.display()))?
+        }
         None => outln!("{json}")?,
     }
     Ok(Exit::Success)

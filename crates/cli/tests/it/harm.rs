@@ -141,6 +141,75 @@ fn outputs_that_cannot_be_written_fail_before_the_analysis() {
     assert_eq!(err.matches("nope.hprof").count(), 1, "{err}");
 }
 
+/// The names in `dir`, sorted.
+fn names_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_full_disk_leaves_no_partial_output_and_says_it_could_not_write() {
+    // A 16 KiB file system: the demo's report (60 KiB), summary and redacted copy do not fit.
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("full");
+    std::fs::create_dir(&small).unwrap();
+    let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", "size=16k", "tmpfs"]).arg(&small).status();
+    if !mounted.is_ok_and(|s| s.success()) {
+        crate::support::missing("a tmpfs mount (mount -t tmpfs needs root)");
+        return;
+    }
+    let out = |name: &str| small.join(name).to_str().unwrap().to_owned();
+    let runs = [
+        vec!["report".to_owned(), DEMO.into(), "-o".into(), out("x.html")],
+        vec!["summary".to_owned(), DEMO.into(), "-o".into(), out("x.json")],
+        vec!["redact".to_owned(), DEMO.into(), "-o".into(), out("x.hprof")],
+    ];
+    let mut failures = Vec::new();
+    for args in &runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).chain(["--quiet"]).collect();
+        let result = leakscope(&args);
+        let err = String::from_utf8_lossy(&result.stderr).into_owned();
+        failures.push((args[0].to_owned(), result.status.code(), err, names_in(&small)));
+    }
+    let _ = Command::new("umount").arg(&small).status();
+    for (cmd, code, err, left) in failures {
+        assert_eq!(code, Some(2), "{cmd}: {err}");
+        assert!(err.starts_with("error: cannot write ") && err.contains("No space left on device"), "{cmd}: {err}");
+        assert_eq!(err.lines().count(), 1, "{cmd}: {err}");
+        assert!(left.is_empty(), "{cmd} left {left:?}");
+    }
+}
+
+#[test]
+fn an_interrupted_redact_leaves_nothing_behind() {
+    // 64 MiB of arrays to mask: long enough to be interrupted while it writes.
+    let mut h = testkit::HeapBuilder::new();
+    let arrays: Vec<_> = (0..256).map(|_| Some(h.primitive_array(hprof::BasicType::Byte, 256 << 10))).collect();
+    let holder = h.object_array("[Ljava/lang/Object;", &arrays);
+    h.root(hprof::RootKind::JniGlobal, holder);
+    let (_d, dump) = crate::support::temp_dump(&h.build());
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_leakscope"))
+        .args(["redact", "--quiet", dump.to_str().unwrap(), "-o"])
+        .arg(dir.path().join("shared.hprof"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while names_in(dir.path()).is_empty() && Instant::now() < deadline && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let writing = names_in(dir.path());
+    assert!(writing.iter().any(|n| n.starts_with(".leakscope-redact-")), "not caught while writing: {writing:?}");
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "{status:?}");
+    assert_eq!(names_in(dir.path()), Vec::<String>::new(), "left behind after Ctrl-C");
+}
+
 /// What a dump's GC roots hold, by kind and class, without class mirrors (the agent keeps a
 /// global reference to `java.lang.ref.Reference`'s class, which is loaded anyway) and without
 /// thread objects (the agent's own thread is one); then suspect 1's root kind and structure.
