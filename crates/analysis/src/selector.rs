@@ -163,19 +163,63 @@ fn classes_named(s: &Snapshot, name: &str) -> Result<Vec<ClassIdx>, SelectError>
     Err(SelectError::NoClass { name: name.to_owned(), similar })
 }
 
-/// Class names that contain `name`, ignoring case: suggestions for a name that matches none.
+/// Suggestions for a class name that matches none: see [`suggestions`].
 fn near(s: &Snapshot, name: &str) -> Vec<String> {
+    suggestions(s.classes().iter().map(|(_, c)| c.name.as_str()), name)
+}
+
+/// Class names a person may have meant by `name`, likeliest first (at most 8): those whose
+/// simple name is it or starts a word with it (`Session` for `UserSession`, ignoring case),
+/// then those a typo or two away. A name inside a word is no suggestion: `Nope` is not in
+/// `ChronoPeriod` or `MBeanOperationInfo` for a person, though their letters contain it.
+fn suggestions<'a>(names: impl Iterator<Item = &'a str>, name: &str) -> Vec<String> {
     let lower = name.to_lowercase();
-    let mut out: Vec<String> = s
-        .classes()
-        .iter()
-        .filter(|(_, c)| c.name.to_lowercase().contains(&lower))
-        .map(|(_, c)| c.name.clone())
+    let typos = (lower.chars().count() / 4).max(1);
+    let mut scored: Vec<(usize, &str)> = names
+        .filter_map(|full| {
+            let simple = full.rsplit('.').next().unwrap_or(full);
+            let simple_lower = simple.to_lowercase();
+            if simple_lower == lower {
+                return Some((0, full));
+            }
+            let starts_word = simple.char_indices().any(|(i, c)| {
+                let boundary = i == 0 || c.is_uppercase() || matches!(simple[..i].chars().last(), Some('$' | '_'));
+                boundary && simple_lower.get(i..).is_some_and(|rest| rest.starts_with(&lower))
+            });
+            if starts_word {
+                return Some((1, full));
+            }
+            let d = edit_distance(&simple_lower, &lower);
+            (d <= typos).then_some((1 + d, full))
+        })
         .collect();
-    out.sort();
-    out.dedup();
-    out.truncate(8);
+    scored.sort_unstable();
+    let mut out: Vec<String> = Vec::new();
+    for (_, n) in scored {
+        if !out.iter().any(|o| o == n) {
+            out.push(n.to_owned());
+        }
+        if out.len() == 8 {
+            break;
+        }
+    }
     out
+}
+
+/// Levenshtein distance between two short names, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 use heap::names::rule_element_matches as matches;
@@ -233,6 +277,27 @@ fn select_rule(s: &Snapshot, parts: &[String]) -> Vec<ObjIdx> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn suggestions_are_names_a_person_may_have_meant() {
+        let names = [
+            "java.time.chrono.ChronoPeriod",
+            "javax.management.MBeanOperationInfo",
+            "com.shop.UserSession",
+            "org.apache.catalina.session.StandardSession",
+            "com.shop.Sesion",
+            "com.shop.Cart$Line",
+        ];
+        let near = |name: &str| suggestions(names.iter().copied(), name);
+        assert_eq!(near("Nope"), Vec::<String>::new(), "letters inside a word are no suggestion");
+        assert_eq!(
+            near("session"),
+            ["com.shop.UserSession", "org.apache.catalina.session.StandardSession", "com.shop.Sesion"],
+            "words first, then a typo away"
+        );
+        assert_eq!(near("Line"), ["com.shop.Cart$Line"]);
+        assert_eq!(near("ChronoPeriodd"), ["java.time.chrono.ChronoPeriod"]);
+    }
 
     #[test]
     fn parses_and_prints() {
