@@ -150,6 +150,14 @@ pub fn assert_mcp_on_tomcat(dumps: &[PathBuf]) {
     assert_eq!(finding["structure"], by_cli["findings"][0]["structure"]);
     let holder = finding["holders"][0]["id"].as_str().unwrap().to_owned();
     assert_eq!(holder, by_cli["findings"][0]["holders"][0]["id"].as_str().unwrap());
+    // A candidate that piles up in a finding is said once, by the finding.
+    let session = growth["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["class"] == "org.apache.catalina.session.StandardSession")
+        .unwrap_or_else(|| panic!("{growth}"));
+    assert_eq!((session["in_finding"].as_u64(), session.get("slice")), (Some(0), None), "{session}");
 
     // What keeps the holder alive, and what it keeps: the same as `paths` and `dominators`.
     let selector = format!("id:{holder}");
