@@ -115,14 +115,20 @@ fn describe(
     let root = root_path.as_ref().map(|p| p.root.label.clone()).unwrap_or_default();
     let path: Vec<PathStep> = root_path.map(|p| crate::paths::report_steps(s, &p.steps)).unwrap_or_default();
     let holder = path.iter().rev().find_map(|st| st.field.clone()).unwrap_or_default();
-    let title = match group {
-        Some((class, count, _)) => format!("{} instances of {}", report::thousands(count), s.classes().get(class).name),
-        None => {
+    let accumulation_point = (direct_children > 1).then(|| step(s, cur, None));
+    let named = accumulation_point.as_ref().and_then(|_| person_name(&path, &chain));
+    let title = match (group, named) {
+        (Some((class, count, _)), _) => {
+            format!("{} instances of {}", report::thousands(count), s.classes().get(class).name)
+        }
+        // What accumulates is named first, as a person would say it; the object that keeps
+        // it is the suspect the dominator tree found.
+        (None, Some(name)) => format!("{name}, kept by one {}", s.type_label(o)),
+        (None, None) => {
             let held = if holder.is_empty() { String::new() } else { format!(" held by {holder}") };
             format!("one {}{held}", s.type_label(o))
         }
     };
-    let accumulation_point = (direct_children > 1).then(|| step(s, cur, None));
     Suspect {
         title,
         retained_bytes: r.retained_bytes(o),
@@ -135,6 +141,25 @@ fn describe(
         contents,
         instances: group.map_or(1, |g| g.1),
     }
+}
+
+/// The accumulating structure's name as a person says it (`growth::names`), from the path to
+/// the suspect and the chain below it: `StandardManager.sessions (Tomcat's HTTP sessions)`.
+fn person_name(path: &[PathStep], chain: &[PathStep]) -> Option<String> {
+    let full: Vec<&PathStep> = path.iter().chain(chain.iter().skip(usize::from(!path.is_empty()))).collect();
+    let n = full.len();
+    let owner = if n >= 2 && full[n - 1].class.ends_with("[]") { n - 2 } else { n.checked_sub(1)? };
+    let mut steps: Vec<growth::names::Step<'_>> = (1..=owner)
+        .rev()
+        .map(|k| growth::names::Step { owner: &full[k - 1].class, field: full[k].field.as_deref().unwrap_or("") })
+        .collect();
+    steps.push(growth::names::Step { owner: "", field: "" });
+    let name = growth::names::person_name(&steps)?;
+    Some(match (name.known_as, name.library) {
+        (Some(k), _) => format!("{} ({k})", name.name),
+        (None, Some(l)) => format!("{} ({l})", name.name),
+        (None, None) => name.name,
+    })
 }
 
 /// Names the data structure that accumulates: the owner of the accumulation point when that
