@@ -1,6 +1,8 @@
 //! Builds `leakscope-api.jar` (the Java side of `LeakScope.expectDead`) from
-//! `java/io/leakscope/LeakScope.java` with the JDK found through JAVA_HOME or PATH. Without a
-//! JDK the jar is empty and the agent and `leakscope api-jar` say so.
+//! `java/io/leakscope/LeakScope.java` with the JDK found through JAVA_HOME or PATH, and adds
+//! the JUnit 5 extension (`java/io/leakscope/junit`, `@LeakTest`) when JUnit 5's API is found
+//! (`LEAKSCOPE_JUNIT_CLASSPATH`, or Debian's junit5 package in /usr/share/java). Without a JDK
+//! the jar is empty and the agent and `leakscope api-jar` say so.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,21 +14,55 @@ fn tool(name: &str) -> PathBuf {
     }
 }
 
+/// JUnit 5's API jars to compile the extension against, when they are all there.
+fn junit_classpath() -> Option<String> {
+    if let Ok(cp) = std::env::var("LEAKSCOPE_JUNIT_CLASSPATH") {
+        return Some(cp);
+    }
+    let jars = ["junit-jupiter-api", "junit-platform-commons", "opentest4j", "apiguardian-api"]
+        .map(|j| format!("/usr/share/java/{j}.jar"));
+    jars.iter().all(|j| Path::new(j).exists()).then(|| jars.join(":"))
+}
+
+fn javac(release: &str, classpath: &str, out: &Path, sources: &[PathBuf]) -> bool {
+    Command::new(tool("javac"))
+        .args(["--release", release, "-Xlint:-options", "-nowarn", "-cp", classpath, "-d"])
+        .arg(out)
+        .args(sources)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 fn main() {
     let src = Path::new("java/io/leakscope/LeakScope.java");
+    let junit = ["java/io/leakscope/junit/LeakTest.java", "java/io/leakscope/junit/LeakCheck.java"].map(PathBuf::from);
     println!("cargo:rerun-if-changed={}", src.display());
+    for j in &junit {
+        println!("cargo:rerun-if-changed={}", j.display());
+    }
     println!("cargo:rerun-if-env-changed=JAVA_HOME");
+    println!("cargo:rerun-if-env-changed=LEAKSCOPE_JUNIT_CLASSPATH");
+    println!("cargo:rerun-if-changed=/usr/share/java/junit-jupiter-api.jar");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     let classes = out.join("api-classes");
     let jar = out.join("leakscope-api.jar");
+    let boot = out.join("leakscope-boot.jar");
     let _ = std::fs::remove_dir_all(&classes);
     let built = std::fs::create_dir_all(&classes).is_ok()
-        && Command::new(tool("javac"))
-            .args(["--release", "8", "-Xlint:-options", "-d"])
-            .arg(&classes)
-            .arg(src)
-            .status()
-            .is_ok_and(|s| s.success())
+        && javac("8", "", &classes, &[src.to_owned()])
+        && match junit_classpath() {
+            Some(cp) => {
+                let cp = format!("{cp}:{}", classes.display());
+                javac("11", &cp, &classes, &junit) || {
+                    println!("cargo:warning=the JUnit 5 extension did not compile: leakscope-api.jar has no @LeakTest");
+                    true
+                }
+            }
+            None => {
+                println!("cargo:warning=JUnit 5's API not found (junit5 package, or LEAKSCOPE_JUNIT_CLASSPATH): leakscope-api.jar has no @LeakTest");
+                true
+            }
+        }
         && Command::new(tool("jar"))
             .arg("cf")
             .arg(&jar)
@@ -34,9 +70,19 @@ fn main() {
             .arg(&classes)
             .arg(".")
             .status()
+            .is_ok_and(|s| s.success())
+        // The agent's bootstrap jar: LeakScope alone, since the boot loader cannot see JUnit.
+        && Command::new(tool("jar"))
+            .arg("cf")
+            .arg(&boot)
+            .args(["io/leakscope/LeakScope.class", "io/leakscope/LeakScope$Expected.class"].iter().flat_map(|c| {
+                [std::ffi::OsString::from("-C"), classes.clone().into_os_string(), std::ffi::OsString::from(c)]
+            }))
+            .status()
             .is_ok_and(|s| s.success());
     if !built {
         println!("cargo:warning=no JDK (javac, jar) found: leakscope-api.jar is not built, LeakScope.expectDead is unavailable");
         std::fs::write(&jar, b"").expect("write an empty jar placeholder");
+        std::fs::write(&boot, b"").expect("write an empty jar placeholder");
     }
 }

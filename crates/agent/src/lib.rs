@@ -50,9 +50,13 @@ pub fn source_name(signature: &str) -> String {
     heap::names::java_name(raw.as_bytes())
 }
 
-/// `leakscope-api.jar`, the Java side of `LeakScope.expectDead`, built from
-/// `java/io/leakscope/LeakScope.java` (empty when no JDK was found at build time).
+/// `leakscope-api.jar`, the Java side of `LeakScope.expectDead` and the JUnit 5 extension
+/// `@LeakTest`, built from `java/io/leakscope` (empty when no JDK was found at build time).
 pub const API_JAR: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/leakscope-api.jar"));
+
+/// `LeakScope` alone, for the bootstrap class path (the JUnit extension's classes there would
+/// be defined by the boot loader, which cannot see JUnit).
+const BOOT_JAR: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/leakscope-boot.jar"));
 
 struct Agent {
     env: Env,
@@ -277,12 +281,12 @@ fn load(vm: Vm, text: &str, live: bool) -> Jint {
 /// `LeakScope.touched`, whatever their loader) and turns the class file load hook on, so that
 /// watched classes are instrumented as they load; the worker retransforms those loaded before.
 fn start_watching(env: &Env) -> Result<(), String> {
-    if API_JAR.is_empty() {
+    if BOOT_JAR.is_empty() {
         return Err("this agent was built without a JDK, so it has no leakscope-api.jar".into());
     }
     let jar =
         std::env::temp_dir().join(format!("leakscope-api-{}-{}.jar", env!("CARGO_PKG_VERSION"), std::process::id()));
-    std::fs::write(&jar, API_JAR).map_err(|e| format!("cannot write {}: {e}", jar.display()))?;
+    std::fs::write(&jar, BOOT_JAR).map_err(|e| format!("cannot write {}: {e}", jar.display()))?;
     let path = std::ffi::CString::new(jar.display().to_string()).map_err(|_| "bad temporary path".to_string())?;
     env.add_to_bootstrap(&path)
         .map_err(|e| format!("cannot add {} to the bootstrap class path: {e}", jar.display()))?;

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 pub struct SqlAnswer {
     /// The columns, in order.
     pub columns: Vec<SqlColumn>,
-    /// One array per row, a value per column: numbers and booleans as JSON has them, text and
-    /// other types as text, null for SQL's NULL.
+    /// One array per row, a value per column: numbers and booleans as JSON has them, object
+    /// ids as `0x…` text, text and other types as text, null for SQL's NULL.
     pub rows: Vec<Vec<serde_json::Value>>,
 }
 

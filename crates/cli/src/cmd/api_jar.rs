@@ -9,13 +9,18 @@ use crate::exit::Exit;
 
 /// Write `leakscope-api.jar`: the class `io.leakscope.LeakScope`, with
 /// `LeakScope.expectDead(Object)` to declare that an object should now be garbage (checked by
-/// `leakscope check`). Put it on the program's class path. Without the leakscope agent every
-/// call returns at once; with it, the object is followed until it is collected.
+/// `leakscope check`), and the JUnit 5 annotation `io.leakscope.junit.LeakTest`, a test that
+/// runs its method in rounds, dumps the heap after each and fails when `leakscope growth`
+/// finds a growing structure. Put it on the program's (or the tests') class path. Without the
+/// leakscope agent `expectDead` returns at once; with it, the object is followed until it is
+/// collected.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   leakscope api-jar -o lib/leakscope-api.jar
   # App.java has: import io.leakscope.LeakScope;
-  javac -cp lib/leakscope-api.jar App.java")]
+  javac -cp lib/leakscope-api.jar App.java
+  # ShopTest.java has: import io.leakscope.junit.LeakTest; and @LeakTest on a method
+  java -jar junit-platform-console-standalone.jar -cp classes:lib/leakscope-api.jar --select-class ShopTest")]
 pub struct ApiJarArgs {
     /// Where to write the jar.
     #[arg(short, long, value_name = "FILE", default_value = "leakscope-api.jar")]

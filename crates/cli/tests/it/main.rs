@@ -13,6 +13,7 @@ mod growth;
 mod harm;
 mod histogram;
 mod instrument;
+mod junit;
 mod jvm;
 mod libraries;
 mod mcp;
