@@ -19,8 +19,8 @@ use crate::exit::Exit;
   leakscope api-jar -o lib/leakscope-api.jar
   # App.java has: import io.leakscope.LeakScope;
   javac -cp lib/leakscope-api.jar App.java
-  # ShopTest.java has: import io.leakscope.junit.LeakTest; and @LeakTest on a method
-  java -jar junit-platform-console-standalone.jar -cp classes:lib/leakscope-api.jar --select-class ShopTest")]
+  # a JUnit 5 leak test: @LeakTest (io.leakscope.junit.LeakTest) on a method
+  mvn test   # with lib/leakscope-api.jar a test dependency")]
 pub struct ApiJarArgs {
     /// Where to write the jar.
     #[arg(short, long, value_name = "FILE", default_value = "leakscope-api.jar")]
