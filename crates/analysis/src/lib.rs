@@ -33,12 +33,14 @@ pub use group::{classify, Classifier, GroupTree};
 pub use histogram::{heaps, histogram, GroupBy, NO_PACKAGE};
 pub use holders::{loader_leak_details, structure_holders};
 pub use inspect::{primitive_text, InspectPage, Inspector, VALUE_CHARS};
-pub use paths::{frame_text, report_steps, thread_label, MergedPath, PathFinder, RootInfo, RootPath, Step};
+pub use paths::{
+    frame_text, report_steps, thread_label, MergedPath, PathFinder, RootInfo, RootPath, Step, VM_HELD_CLASS,
+};
 pub use reachability::{reachability, Reachability};
 pub use retention::{
     closure, node, retention_roots, strong_bfs, strong_closure, ObjSet, Reached, Retention, StrongGraph,
 };
-pub use roots::{roots_report, VM_HELD_CLASS};
+pub use roots::roots_report;
 pub use selector::{SelectError, Selector};
 pub use summary::{incomplete, summarize, summarize_live, summarize_snapshot};
 pub use suspects::suspects;

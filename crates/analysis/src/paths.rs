@@ -224,6 +224,10 @@ impl<'a> PathFinder<'a> {
     }
 }
 
+/// The kind of the class mirrors the VM holds that no root record names: a path's root kind,
+/// and a row of `roots`.
+pub const VM_HELD_CLASS: &str = "class held by the VM";
+
 fn unknown_root() -> RootInfo {
     RootInfo { kind: "unknown".into(), detail: String::new(), label: "unknown root".into() }
 }
@@ -242,7 +246,7 @@ fn root_infos(s: &Snapshot, starts: &[ObjIdx]) -> HashMap<ObjIdx, RootInfo> {
     }
     for &o in starts {
         out.entry(o).or_insert_with(|| RootInfo {
-            kind: crate::roots::VM_HELD_CLASS.into(),
+            kind: VM_HELD_CLASS.into(),
             detail: s.mirror_class(o).map(|c| format!("class {}", s.classes().get(c).name)).unwrap_or_default(),
             label: "held by the VM".into(),
         });

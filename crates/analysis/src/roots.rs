@@ -20,11 +20,8 @@ use heap::{ObjIdx, RootDetail, Snapshot};
 use report::{FrameRow, RootBytes, RootKindRow, RootsReport, StaticRow, ThreadRow};
 use rustc_hash::FxHashMap;
 
-use crate::paths::frame_text;
+use crate::paths::{frame_text, VM_HELD_CLASS};
 use crate::retention::{node, retention_roots, Retention, StrongGraph};
-
-/// The kind of the class mirrors the VM holds that no root record names.
-pub const VM_HELD_CLASS: &str = "class held by the VM";
 
 /// Builds the report; `top` caps the static fields listed (0 = all).
 pub fn roots_report(s: &Snapshot, r: &Retention, top: usize, progress: &dyn Progress) -> RootsReport {

@@ -368,7 +368,7 @@ pub fn run_report(run: &runstore::Run, opts: &growth::Options, explain: &[String
             .take(3)
             .map(|s| report::AllocationSite {
                 frames: s.frames.clone(),
-                application_frame: growth::structures::application_frame(&s.frames),
+                application_frame: growth::platform::application_frame(&s.frames),
                 live_bytes: s.live_bytes,
                 allocated_bytes: s.allocated_bytes,
             })

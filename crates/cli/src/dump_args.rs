@@ -109,30 +109,7 @@ impl DumpArgs {
     /// Prints the warnings of a read to stderr unless quiet, the known-harmless ones too with
     /// why they are harmless (as `info` does), and keeps them for the `--json` output.
     pub fn print_warnings_explained(&self, w: &heap::Warnings) {
-        report_warnings(w, self.quiet, true);
-    }
-}
-
-/// Prints warnings of a read to stderr unless `quiet` (with `explain`, the known-harmless
-/// ones too, with why), and keeps them all for the `--json` output.
-pub fn report_warnings(w: &heap::Warnings, quiet: bool, explain: bool) {
-    let mut kept = READ_WARNINGS.lock().unwrap_or_else(|e| e.into_inner());
-    let kept = kept.get_or_insert_with(Default::default);
-    for item in w.items() {
-        if !quiet {
-            match item.harmless_because(w) {
-                None => eprintln!("warning: {item}"),
-                Some(why) if explain => eprintln!("note: {item}: {why}"),
-                Some(_) => {}
-            }
-        }
-        kept.0.push(item.to_string());
-        if item.kind == heap::WarningKind::Truncated {
-            kept.1 = kept.1.or(item.first_offset);
-        }
-    }
-    if let Some(why) = analysis::incomplete(w) {
-        kept.2.push(why);
+        crate::warnings::report(w, self.quiet, true);
     }
 }
 
@@ -170,11 +147,6 @@ pub fn parse_selector(s: &str) -> Result<analysis::Selector, String> {
     s.parse().map_err(|e: analysis::SelectError| e.to_string())
 }
 
-/// The warnings of the dumps this command read (text, where a truncated one was cut, and why
-/// each dump not read whole was not); `None` when it read none.
-type ReadWarnings = (Vec<String>, Option<u64>, Vec<String>);
-static READ_WARNINGS: std::sync::Mutex<Option<ReadWarnings>> = std::sync::Mutex::new(None);
-
 /// Prints a report on stdout: one JSON document with `--json`, else its text form. Every
 /// document gets `schema_version` ([`report::SCHEMA_VERSION`]); a command that read dumps
 /// adds their `warnings` (one line each) and `truncated_at` (the offset where a truncated
@@ -182,7 +154,7 @@ static READ_WARNINGS: std::sync::Mutex<Option<ReadWarnings>> = std::sync::Mutex:
 pub fn emit<R: serde::Serialize>(json: bool, report: &R, text: impl FnOnce(&R) -> String) -> anyhow::Result<Exit> {
     if json {
         let mut doc = serde_json::to_value(report)?;
-        let read = READ_WARNINGS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let read = crate::warnings::read();
         if let Some(fields) = doc.as_object_mut() {
             fields.insert("schema_version".into(), serde_json::json!(report::SCHEMA_VERSION));
             if let Some((warnings, cut, _)) = read {
@@ -195,7 +167,7 @@ pub fn emit<R: serde::Serialize>(json: bool, report: &R, text: impl FnOnce(&R) -
         let text = text(report);
         // Every verdict on a dump not read whole says so first, where a reader of the result
         // looks (the warning on stderr is easily lost): a cut dump is not a heap without leaks.
-        let read = READ_WARNINGS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let read = crate::warnings::read();
         if let Some((_, _, incomplete)) = read.filter(|_| !text.contains("INCOMPLETE INPUT: ")) {
             for why in incomplete {
                 outln!("INCOMPLETE DUMP: {why}: the results below cover only what was read")?;

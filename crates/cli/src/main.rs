@@ -24,6 +24,7 @@ mod dump_args;
 mod exit;
 mod progress;
 mod series_args;
+mod warnings;
 
 use clap::{Parser, Subcommand};
 use exit::Exit;

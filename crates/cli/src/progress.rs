@@ -100,7 +100,7 @@ impl graph::Progress for Bar {
 /// kept for `--json`), which input of a series is read, and notes.
 impl app::Reporter for Bar {
     fn warnings(&self, w: &heap::Warnings) {
-        crate::dump_args::report_warnings(w, self.quiet, false);
+        crate::warnings::report(w, self.quiet, false);
     }
 
     fn input(&self, i: usize, n: usize) {

@@ -2,8 +2,8 @@
 //! flow along references ("which roots reach this object?") are answered in one sweep over
 //! the components in topological order instead of a fixpoint over the graph.
 
-use crate::dominators::Graph;
 use crate::idx::Idx;
+use crate::Graph;
 
 /// The strongly connected components of the nodes reachable from a root.
 #[derive(Debug, Clone)]

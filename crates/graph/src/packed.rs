@@ -10,9 +10,9 @@
 
 use std::path::Path;
 
-use crate::dominators::Graph;
 use crate::ints::{Bytes, BytesWriter};
 use crate::varint::{push as push_varint, read as read_varint, unzigzag, zigzag};
+use crate::Graph;
 
 /// Nodes per block: a node's list starts where its block's does, plus the lengths of the
 /// block's nodes before it.

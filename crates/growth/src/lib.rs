@@ -20,6 +20,7 @@
 //! ```
 
 pub mod names;
+pub mod platform;
 mod process;
 pub mod ranking;
 pub mod ratio;

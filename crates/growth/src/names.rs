@@ -9,7 +9,7 @@
 //! cache in a service's field), the application's field (`Service.cache`), with the library's
 //! place beside it.
 
-use crate::structures::is_platform_class;
+use crate::platform::is_platform_class;
 
 /// One step outwards from a structure: the class that holds the step before (`class NAME` for a
 /// class's statics, an empty string for a GC root) and its field (`static NAME`, `[]`, or a

@@ -14,74 +14,12 @@ use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 
 use crate::names::{is_collection_part, person_name, PersonName, Step};
+use crate::platform::{is_jdk_class, is_platform_class};
 use crate::ranking::{judge_at, Options};
 use crate::summary::{HeapSummary, PathVolume};
 
 /// Places shown per finding below the structure.
 const MAX_GROWING_PATHS: usize = 6;
-
-/// Whether a class belongs to the JDK (`java.`, `javax.`, `jdk.`, `sun.`, `com.sun.`).
-pub fn is_jdk_class(name: &str) -> bool {
-    ["java.", "javax.", "jdk.", "sun.", "com.sun."].iter().any(|p| name.starts_with(p))
-}
-
-/// Packages of frameworks and libraries an application runs on: a stack's first frame outside
-/// them and the JDK is where the application itself allocates.
-const FRAMEWORKS: &[&str] = &[
-    "jakarta.",
-    "org.apache.catalina.",
-    "org.apache.coyote.",
-    "org.apache.tomcat.",
-    "org.apache.jasper.",
-    "org.apache.naming.",
-    "org.apache.commons.",
-    "org.apache.logging.",
-    "org.eclipse.jetty.",
-    "io.netty.",
-    "io.undertow.",
-    "io.vertx.",
-    "io.micronaut.",
-    "io.quarkus.",
-    "org.springframework.",
-    "org.glassfish.",
-    "org.jboss.",
-    "org.hibernate.",
-    "com.fasterxml.jackson.",
-    "com.google.gson.",
-    "com.google.common.",
-    "ch.qos.logback.",
-    "org.slf4j.",
-    "org.w3c.",
-    "org.xml.",
-    "kotlin.",
-    "kotlinx.",
-    "scala.",
-    "groovy.",
-    "com.github.benmanes.caffeine.",
-    "org.ehcache.",
-    "net.sf.ehcache.",
-    "com.zaxxer.hikari.",
-    "io.micrometer.",
-    "io.grpc.",
-    "reactor.",
-    "com.google.protobuf.",
-    "io.leakscope.",
-];
-
-/// Whether a class belongs to the JDK or to a framework or library the application runs on
-/// (Tomcat, Jetty, Netty, Spring, Jackson, logging, language runtimes; see [`FRAMEWORKS`]).
-pub fn is_platform_class(name: &str) -> bool {
-    is_jdk_class(name) || FRAMEWORKS.iter().any(|p| name.starts_with(p))
-}
-
-/// The index of a stack's first frame (innermost first, `pkg.Class.method(File.java:12)`)
-/// whose class is neither the JDK's nor a known framework's: where the application allocates.
-pub fn application_frame(frames: &[String]) -> Option<usize> {
-    frames.iter().position(|f| {
-        let method = f.split('(').next().unwrap_or(f);
-        method.rsplit_once('.').is_some_and(|(class, _)| !class.is_empty() && !is_platform_class(class))
-    })
-}
 
 /// Whether a class is a collection's internals rather than a structure of its own: an array,
 /// or a nested class of the JDK (`HashMap$Node`, `ConcurrentHashMap$Node[]`, `TreeMap$Entry`,
@@ -488,7 +426,7 @@ pub fn loader_leaks(summaries: &[HeapSummary], min_phases: u32) -> Vec<report::L
 
 #[cfg(test)]
 mod tests {
-    use super::{application_frame, structure_in_one_heap};
+    use super::structure_in_one_heap;
     use crate::{HeapSummary, PathVolume};
 
     #[test]
@@ -521,31 +459,5 @@ mod tests {
         assert_eq!(path.len(), 2, "{path:?}");
         assert_eq!(structure_in_one_heap(&h, "Absent"), None);
         assert_eq!(structure_in_one_heap(&HeapSummary::default(), "Session"), None, "no path tree");
-    }
-
-    fn frames(f: &[&str]) -> Vec<String> {
-        f.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn the_application_frame_is_the_first_outside_the_jdk_and_frameworks() {
-        // Tomcat's stack of a session id (issue 17): four frames never reach the servlet.
-        let tomcat = frames(&[
-            "java.lang.StringLatin1.newString(StringLatin1.java:769)",
-            "java.lang.StringBuilder.toString(StringBuilder.java:453)",
-            "org.apache.catalina.util.StandardSessionIdGenerator.generateSessionId(StandardSessionIdGenerator.java:72)",
-            "org.apache.catalina.session.ManagerBase.createSession(ManagerBase.java:704)",
-            "org.apache.catalina.connector.Request.doGetSession(Request.java:3070)",
-            "jakarta.servlet.http.HttpServletRequestWrapper.getSession(HttpServletRequestWrapper.java:226)",
-            "com.example.shop.CartServlet.doGet(CartServlet.java:41)",
-            "jakarta.servlet.http.HttpServlet.service(HttpServlet.java:564)",
-        ]);
-        assert_eq!(application_frame(&tomcat), Some(6));
-        assert_eq!(application_frame(&tomcat[..4]), None);
-        // Nested and hidden classes of the application count; unknown frames do not.
-        let own = frames(&["(unloaded method)", "Services$Registry.request(Services.java:150)"]);
-        assert_eq!(application_frame(&own), Some(1));
-        assert_eq!(application_frame(&frames(&["App.main(App.java:3)"])), Some(0));
-        assert_eq!(application_frame(&[]), None);
     }
 }

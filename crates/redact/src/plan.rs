@@ -109,7 +109,7 @@ impl Plan {
             heap_names.extend(d.heap_names);
         }
         let kept = |java: &str| {
-            growth::structures::is_platform_class(java.trim_end_matches("[]")) || matches_keep(&opts.keep, java)
+            growth::platform::is_platform_class(java.trim_end_matches("[]")) || matches_keep(&opts.keep, java)
         };
         let names = opts.names.as_ref().map(|k| (k.names(), &kept as &dyn Fn(&str) -> bool));
         let symbols = Symbols::build(data, ix, &dumps, &heap_names, names)?;
