@@ -18,6 +18,9 @@ pub const SAMPLE_BIT: Jlong = 1 << 60;
 /// the low 32 bits, or, for a sampled object (whose low bits are its sample slot), in
 /// bits 32..55.
 pub const HOLDER_BIT: Jlong = 1 << 59;
+/// Tag bit of an object expected to be dead (`expect`); bits 36..57 are its slot. It combines
+/// with a sample tag (low 32 bits), so that a sampled object can also be expected dead.
+pub const EXPECT_BIT: Jlong = 1 << 58;
 /// Where a sampled object's link slot sits.
 const SAMPLE_LINK_SHIFT: u32 = 32;
 const SAMPLE_LINK_MASK: Jlong = (1 << 24) - 1;
@@ -41,7 +44,7 @@ pub fn link_of(tag: Jlong) -> Option<u32> {
 /// has a link cannot.
 #[inline]
 pub fn with_link(tag: Jlong, link: u32) -> Option<Jlong> {
-    if tag & (CLASS_BIT | HOLDER_BIT | crate::expect::EXPECT_BIT) != 0 || link as usize >= MAX_LINK_SLOTS {
+    if tag & (CLASS_BIT | HOLDER_BIT | EXPECT_BIT) != 0 || link as usize >= MAX_LINK_SLOTS {
         None
     } else if tag & SAMPLE_BIT != 0 {
         Some(tag | HOLDER_BIT | (Jlong::from(link) << SAMPLE_LINK_SHIFT))
@@ -144,7 +147,7 @@ mod tests {
         assert_eq!(with_link(SAMPLE_BIT | 5, 3).map(|t| t as u32), Some(5), "the sample slot stays");
         assert_eq!(crate::watch::slot_of(with_link(watched, 70_000).unwrap()), Some(9));
         assert_eq!(with_link(CLASS_BIT | 3, 1), None);
-        assert_eq!(with_link(crate::expect::EXPECT_BIT, 1), None);
+        assert_eq!(with_link(EXPECT_BIT, 1), None);
         assert_eq!(with_link(0, MAX_LINK_SLOTS as u32), None);
         assert_eq!(link_of(SAMPLE_BIT | 5), None);
     }

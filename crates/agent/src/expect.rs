@@ -8,12 +8,9 @@
 use std::ffi::c_void;
 use std::sync::Mutex;
 
-use crate::classes::{SLOT_MASK, SLOT_SHIFT, WATCH_BIT};
+use crate::classes::{EXPECT_BIT, SLOT_MASK, SLOT_SHIFT, WATCH_BIT};
 use crate::jvmti::{Env, FrameInfo, Jlong, Jni, Jobject};
 
-/// Tag bit of an object expected to be dead; bits 36..57 are its slot. It combines with a
-/// sample tag (low 32 bits), so that a sampled object can also be expected dead.
-pub const EXPECT_BIT: Jlong = 1 << 58;
 /// Expectations the agent follows at most; later calls are counted, not followed.
 pub const MAX_EXPECTATIONS: usize = 1 << 21;
 /// References kept per reachable expectation.
@@ -228,7 +225,7 @@ unsafe extern "C" fn expect_dead0(jni: *mut c_void, _class: Jobject, o: Jobject)
         let klass = jni.object_class(o);
         let class = a.classes.id_of(a.env, jni, klass, a.reference_class()).unwrap_or(u32::MAX);
         jni.delete_local(klass);
-        let e = Expectation { class, site: site.clone(), at_ms: crate::worker::now_ms(), freed: false, checked: None };
+        let e = Expectation { class, site: site.clone(), at_ms: crate::time::now_ms(), freed: false, checked: None };
         if let Some(slot) = a.expectations.add(e) {
             // A watched object's slot bits are its access slot: it stops being watched.
             // A heap walk's link is dropped: its slot bits are the expectation's now.

@@ -27,6 +27,7 @@ mod jvmti;
 mod metrics;
 mod plan;
 mod sampler;
+mod time;
 #[allow(unsafe_code)] // the heap walk's callbacks
 mod walk;
 mod watch;

@@ -77,6 +77,7 @@ impl Session {
         let config = SessionConfig::new().with_information_schema(true);
         let ctx = SessionContext::new_with_config(config);
         tables::register(&ctx, &heaps, settings)?;
+        functions::register(&ctx, &heaps, settings);
         Ok(Session { runtime, ctx, heaps })
     }
 

@@ -216,7 +216,6 @@ pub(crate) fn register(ctx: &SessionContext, heaps: &[Arc<Heap>], settings: Sett
         let t = HeapTable { doc: doc(name), heaps: heaps.to_vec(), build, batch, settings, chosen: None };
         ctx.register_table(name, Arc::new(t))?;
     }
-    crate::functions::register(ctx, heaps, settings);
     Ok(())
 }
 

@@ -106,9 +106,9 @@ proptest! {
         }
         let (s, addresses) = heap(n, &b, &edges, &roots);
         let mut expected: Vec<Vec<String>> = (0..n)
-            .map(|i| vec![addresses[i].to_string(), depth[i].map_or("null".to_owned(), |d| d.to_string())])
+            .map(|i| vec![format!("\"0x{:x}\"", addresses[i]), depth[i].map_or("null".to_owned(), |d| d.to_string())])
             .collect();
-        expected.sort_by_key(|r| r[0].parse::<u64>().unwrap());
+        expected.sort_by_key(|r| u64::from_str_radix(r[0].trim_matches('"').trim_start_matches("0x"), 16).unwrap());
         prop_assert_eq!(rows(s, "SELECT id, depth FROM objects WHERE class IN ('A', 'B') ORDER BY id"), expected);
     }
 }

@@ -2,7 +2,7 @@
 //! decides when a class points-from walk is worth its pause.
 
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 mod probe;
 #[cfg(test)]
@@ -12,6 +12,7 @@ use growth::{ClassVolume, HeapSummary};
 
 use crate::classes::REFERENCE;
 use crate::jvmti::{Jint, Jni};
+use crate::time::now_ms;
 use crate::{disable, events_off, events_on, Agent, AGENT};
 use runstore::{Checked, SampledClass, Store};
 
@@ -32,11 +33,6 @@ const BUDGET_HEAD_START: Duration = Duration::from_secs(60);
 const RECENT_WALKS: usize = 16;
 /// Sites recorded per sampled snapshot, most live bytes first.
 const MAX_SITES: usize = 500;
-
-/// Milliseconds since the epoch.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
 
 struct Worker<'a> {
     a: &'a Agent,

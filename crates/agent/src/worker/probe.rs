@@ -5,9 +5,10 @@ use std::time::{Duration, Instant};
 
 use runstore::Checked;
 
-use super::{now_ms, Worker, BUDGET_HEAD_START};
+use super::{Worker, BUDGET_HEAD_START};
 use crate::classes::{CLASS_BIT, REFERENCE_BIT};
 use crate::jvmti::Jlong;
+use crate::time::now_ms;
 
 /// Walks filtered by class come at most this often.
 const PROBE_EVERY: Duration = Duration::from_secs(5);
