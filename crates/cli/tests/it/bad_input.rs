@@ -166,7 +166,7 @@ fn bad_usage_is_exit_2() {
     let out = leakscope(&["histogram", "--object-alignment", "12", "x.hprof"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("power of two"));
-    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/demo-jdk17.hprof");
+    let demo = crate::support::DEMO;
     for (id, says) in [("0xdead", "no object at 0xdead"), ("zz", "not an object id")] {
         let out = leakscope(&["object", "--quiet", demo, id]);
         assert_eq!(out.status.code(), Some(2), "object {id}");
@@ -268,7 +268,7 @@ fn two_heap_dumps_in_one_file_are_told_apart() {
 
 #[test]
 fn selectors_take_short_names_and_refuse_unknown_classes_with_suggestions() {
-    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/demo-jdk17.hprof");
+    let demo = crate::support::DEMO;
     // class: takes a short name that names one class, as rule: does.
     let short = leakscope(&["paths", "--quiet", "--json", demo, "--select", "class:Session"]);
     let full = leakscope(&["paths", "--quiet", "--json", demo, "--select", "class:SessionLeak$Session"]);

@@ -53,7 +53,7 @@ fn the_architecture_page_shows_the_crate_graph_of_the_cargo_files() {
     assert_eq!(documented_graph(), cargo_graph(), "docs/architecture.md's crate table against crates/*/Cargo.toml");
 }
 
-const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/demo-jdk17.hprof");
+use crate::support::DEMO;
 
 #[test]
 fn the_json_schemas_in_docs_are_the_models_and_every_output_fits_its_schema() {

@@ -215,7 +215,7 @@ fn hundreds_of_declared_objects_read_as_one_line_per_path_shape() {
 
 #[test]
 fn bad_targets_and_heaps_without_declarations_are_clear() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/demo-jdk17.hprof");
+    let fixture = Path::new(crate::support::DEMO);
     let out = leakscope(&["check", "--quiet", fixture.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "nothing declared is nothing reachable");
     assert!(String::from_utf8_lossy(&out.stdout).contains("no object was declared dead"));

@@ -150,7 +150,7 @@ fn fail_on_growth_fails_a_leaking_scenario_only() {
 #[test]
 fn streaming_summary_equals_the_snapshots() {
     let (_dir, dumps) = series("twoindexes", 2);
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/demo-jdk17.hprof");
+    let fixture = PathBuf::from(crate::support::DEMO);
     for path in [dumps[1].clone(), fixture] {
         let dump = heap::Dump::open(&path).unwrap();
         let graph = heap::ClassGraph::build_keeping(&dump, &Default::default(), &graph::NoProgress).unwrap();
@@ -289,7 +289,7 @@ fn real_applications_under_steady_load_are_not_leaks() {
     }
 }
 
-const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/demo-jdk17.hprof");
+use crate::support::DEMO;
 
 #[test]
 fn two_heaps_are_not_enough_to_say_no_leak() {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::{await_line, build_agent, leakscope, BoundedOutput, Jdk};
 
-const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/demo-jdk17.hprof");
+use crate::support::DEMO;
 
 /// Reads one line of `args`' stdout, closes the pipe, and returns the exit status and stderr.
 fn first_line_then_close(args: &[&str]) -> (String, Option<i32>, String) {

@@ -212,7 +212,7 @@ fn sql_answers_what_the_commands_and_the_program_say() {
 
 #[test]
 fn sql_outputs_text_and_csv_and_refuses_bad_queries_in_one_line() {
-    let dump = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/demo-jdk17.hprof");
+    let dump = Path::new(crate::support::DEMO);
     let d = dump.to_str().unwrap();
     let q = "SELECT name, instances FROM classes WHERE instances > 0 ORDER BY name LIMIT 3";
     let text = leakscope(&["sql", "--quiet", d, q]);
