@@ -566,7 +566,7 @@ impl Drop for OtlpReceiver {
 }
 
 /// A Prometheus server (Debian's) scraping the agent at `target` every 5 s, with the alert
-/// rule the README documents.
+/// rule the guide documents.
 struct Prometheus {
     child: Child,
     port: u16,
@@ -574,9 +574,9 @@ struct Prometheus {
 
 impl Prometheus {
     fn start(dir: &Path, target: u16) -> Option<Prometheus> {
-        let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+        let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/GUIDE.md")).unwrap();
         let rule =
-            readme.split("```yaml\n").nth(1).and_then(|r| r.split("```").next()).expect("the README's alert rule");
+            readme.split("```yaml\n").nth(1).and_then(|r| r.split("```").next()).expect("the guide's alert rule");
         std::fs::write(dir.join("rules.yml"), rule).unwrap();
         let config = format!(
             "global: {{scrape_interval: 5s, evaluation_interval: 5s}}\nrule_files: [rules.yml]\nscrape_configs:\n  - job_name: leakscope\n    static_configs: [{{targets: ['127.0.0.1:{target}'], labels: {{namespace: test, pod: registry}}}}]\n"
@@ -594,7 +594,7 @@ impl Prometheus {
         let p = Prometheus { child, port };
         let deadline = Instant::now() + Duration::from_secs(30);
         while ureq::get(&format!("http://127.0.0.1:{port}/-/ready")).call().is_err() {
-            assert!(Instant::now() < deadline, "Prometheus did not get ready (is the README's rule valid?)");
+            assert!(Instant::now() < deadline, "Prometheus did not get ready (is the guide's rule valid?)");
             std::thread::sleep(Duration::from_millis(200));
         }
         Some(p)
@@ -844,7 +844,7 @@ fn assert_metrics(s: &Service, otlp: &OtlpReceiver, grows: &[&str]) {
     assert_eq!(named("leakscope.agent.up").next_back().map(|p| p["value"].clone()), Some(Value::from(0)));
 }
 
-/// The README's alert rule, evaluated by a real Prometheus server on what it scraped, is
+/// The guide's alert rule, evaluated by a real Prometheus server on what it scraped, is
 /// pending (its `for` has not passed yet) for a class the leak grows on the leaking pod, at
 /// the time of the last scrape while the service ran.
 fn assert_alert(s: &Service, prometheus: &Prometheus, grows: &[&str]) {
