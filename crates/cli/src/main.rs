@@ -19,6 +19,7 @@ macro_rules! outln {
     }};
 }
 
+mod by;
 mod cmd;
 mod dump_args;
 mod exit;

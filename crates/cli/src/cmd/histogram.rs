@@ -2,10 +2,11 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use render::{Text, TextWith};
 
+use crate::by::By;
 use crate::dump_args::{self, DumpArgs};
 use crate::exit::Exit;
 use crate::progress::Bar;
@@ -46,25 +47,10 @@ pub struct HistogramArgs {
     pub dump_args: DumpArgs,
 }
 
-/// Grouping of histogram rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum By {
-    /// One row per class.
-    Class,
-    /// One row per Java package.
-    Package,
-    /// One row per class, with all its subclasses included.
-    Hierarchy,
-}
-
 /// Runs the command.
 pub fn run(args: &HistogramArgs) -> anyhow::Result<Exit> {
     let bar = Bar::new(args.dump_args.quiet);
-    let by = match args.by {
-        By::Class => analysis::GroupBy::Class,
-        By::Package => analysis::GroupBy::Package,
-        By::Hierarchy => analysis::GroupBy::Hierarchy,
-    };
+    let by = args.by.into();
     let settings = args.dump_args.settings();
     let app::one_dump::DumpHistogram { histogram: mut h, layout } =
         app::one_dump::histogram(&args.dump, &settings, by, args.heap.as_deref(), &bar)?;
@@ -80,11 +66,7 @@ pub fn run(args: &HistogramArgs) -> anyhow::Result<Exit> {
         }
         return dump_args::emit(true, &h, |_| String::new());
     }
-    let name_column = match args.by {
-        By::Class => "class",
-        By::Package => "package",
-        By::Hierarchy => "class and its subclasses",
-    };
+    let name_column = args.by.row();
     let which = match &h.heap {
         Some(heap) if heap == "all" => "all heaps: ".to_owned(),
         Some(heap) => format!("{heap} heap: "),

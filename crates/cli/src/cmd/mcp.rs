@@ -18,6 +18,7 @@ use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::by::By;
 use crate::dump_args::DumpArgs;
 use crate::exit::Exit;
 use crate::progress::Bar;
@@ -202,18 +203,6 @@ struct HistogramRequest {
     limit: Option<usize>,
 }
 
-/// How a histogram groups objects.
-#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum By {
-    /// One row per class.
-    Class,
-    /// One row per package.
-    Package,
-    /// One row per class, counting its subclasses' instances too.
-    Hierarchy,
-}
-
 /// Arguments of `suspects`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct SuspectsRequest {
@@ -390,11 +379,7 @@ impl Server {
     )]
     async fn histogram(&self, Parameters(req): Parameters<HistogramRequest>) -> Result<CallToolResult, ErrorData> {
         self.blocking(move |state| {
-            let by = match req.by.unwrap_or(By::Class) {
-                By::Class => analysis::GroupBy::Class,
-                By::Package => analysis::GroupBy::Package,
-                By::Hierarchy => analysis::GroupBy::Hierarchy,
-            };
+            let by = req.by.unwrap_or(By::Class).into();
             let h = app::one_dump::histogram(Path::new(&req.dump), &state.settings, by, None, &quiet())?;
             Ok(page(to_value(&h.histogram)?, "classes", req.offset, req.limit.unwrap_or(30)))
         })

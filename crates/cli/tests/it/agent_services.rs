@@ -574,7 +574,8 @@ struct Prometheus {
 
 impl Prometheus {
     fn start(dir: &Path, target: u16) -> Option<Prometheus> {
-        let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/GUIDE.md")).unwrap();
+        let readme =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/GUIDE.md")).unwrap();
         let rule =
             readme.split("```yaml\n").nth(1).and_then(|r| r.split("```").next()).expect("the guide's alert rule");
         std::fs::write(dir.join("rules.yml"), rule).unwrap();
