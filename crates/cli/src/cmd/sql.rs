@@ -50,7 +50,7 @@ fn after_help() -> String {
     ] {
         text.push_str(&format!("  {example}\n"));
     }
-    text.push_str("\nThe columns, with what each holds: docs/GUIDE.md, section \"Ask the heap in SQL\".");
+    text.push_str("\nWhat each column holds: docs/GUIDE.md, \"Ask the heap in SQL\".");
     text
 }
 
