@@ -10,7 +10,8 @@ use crate::classes::{ClassIdx, ClassKind, ClassTable};
 use crate::error::Error;
 use crate::index::DumpIndex;
 use crate::layout::{self, AndroidRuntime, GapEvidence, LayoutBasis, LayoutSpec, VmLayout};
-use crate::scan::{HeapId, Keep, LenCounts, RawKind, Scan};
+use crate::raw::RawKind;
+use crate::scan::{HeapId, Keep, LenCounts, Scan};
 use crate::source::Dump;
 use crate::warnings::{WarningKind, Warnings};
 

@@ -351,3 +351,15 @@ fn class_name(ix: &DumpIndex<'_>, class_id: u64) -> String {
         None => format!("<class 0x{class_id:x}>"),
     }
 }
+
+/// Calls `f` with the slot (in `c.ref_slots`) and id of every non-null reference field of an
+/// instance of `c` whose field bytes are `values`, a Reference's referent first.
+pub(crate) fn for_each_field_ref(c: &Class, values: &[u8], id_size: hprof::IdSize, mut f: impl FnMut(usize, u64)) {
+    let order = c.referent_slot.into_iter().chain((0..c.ref_slots.len()).filter(|&s| Some(s) != c.referent_slot));
+    for s in order {
+        let id = hprof::id_in(values, c.ref_slots[s].offset as usize, id_size);
+        if id != 0 {
+            f(s, id);
+        }
+    }
+}

@@ -28,6 +28,7 @@ mod loaders;
 mod memory;
 pub mod names;
 mod process;
+mod raw;
 mod refs;
 mod scan;
 mod snapshot;

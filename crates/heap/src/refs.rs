@@ -35,10 +35,10 @@ use std::sync::Mutex;
 use graph::varint;
 use hprof::{BasicType, SubRecord, SubRecords};
 
+use crate::classes::for_each_field_ref;
 use crate::classes::{ClassIdx, ClassTable};
 use crate::index::DumpIndex;
-use crate::scan::{Pair, RawKind};
-use crate::snapshot::for_each_field_ref;
+use crate::raw::{Pair, RawKind};
 use crate::source::Dump;
 use crate::warnings::Warnings;
 

@@ -12,6 +12,7 @@ use rustc_hash::FxHashMap;
 
 use crate::index::{DumpIndex, Segment};
 use crate::layout::{ArrayGap, GapEvidence};
+use crate::raw::{Pair, RawKind};
 use crate::refs::{RefsOut, SegmentRefs};
 use crate::source::Dump;
 use crate::warnings::{WarningKind, Warnings};
@@ -72,17 +73,6 @@ pub(crate) enum Keep {
     Kinds,
 }
 
-/// An object's class as one segment's records name it, before the class table exists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum RawKind {
-    /// An instance of the class with this id.
-    Instance(u64),
-    /// An object array of the class with this id.
-    ObjArray(u64),
-    /// A primitive array.
-    PrimArray(BasicType),
-}
-
 /// What a segment (or all of them, merged) holds.
 #[derive(Debug, Default)]
 pub(crate) struct Scan {
@@ -122,9 +112,6 @@ pub(crate) struct Scan {
 
 /// Bytes of the dump a walk reports at a time, and asks for ahead of itself.
 pub(crate) const PREFETCH: usize = 32 << 20;
-
-/// An object's address and its file offset or kind word, as the scan keeps it.
-pub(crate) type Pair = [u64; 2];
 
 impl Scan {
     /// Scans every segment of `ix`, keeping per object what `keep` asks for, and writing every

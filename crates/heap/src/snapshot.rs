@@ -19,7 +19,7 @@ use rustc_hash::FxHashMap;
 
 use crate::addr_index::{AddrRank, Buckets};
 use crate::census::{Census, ReadOptions, Sizes};
-use crate::classes::{Class, ClassIdx, ClassTable, RefStrength};
+use crate::classes::{for_each_field_ref, ClassIdx, ClassTable, RefStrength};
 use crate::error::Error;
 use crate::index::DumpIndex;
 use crate::live::{self, Live, Traced, Via};
@@ -1149,18 +1149,6 @@ pub(crate) fn read_at(data: &[u8], off: u64, id_size: hprof::IdSize) -> Option<S
     let start = usize::try_from(off).ok()?;
     let mut c = Cursor::new(data.get(start..)?, off, id_size);
     SubRecord::read(&mut c).ok()
-}
-
-/// Calls `f` with the slot (in `c.ref_slots`) and id of every non-null reference field of an
-/// instance of `c` whose field bytes are `values`, a Reference's referent first.
-pub(crate) fn for_each_field_ref(c: &Class, values: &[u8], id_size: hprof::IdSize, mut f: impl FnMut(usize, u64)) {
-    let order = c.referent_slot.into_iter().chain((0..c.ref_slots.len()).filter(|&s| Some(s) != c.referent_slot));
-    for s in order {
-        let id = hprof::id_in(values, c.ref_slots[s].offset as usize, id_size);
-        if id != 0 {
-            f(s, id);
-        }
-    }
 }
 
 /// Calls `f` with every non-null reference of an object record, in edge order: a
