@@ -113,7 +113,15 @@ fn a_compiler_heap_dumped_by_two_threads_on_jdk25_is_read_once_out_of_core() {
     jdk.compile("JavacHeap", dir.path());
     let jvm = jdk.start_with_args(dir.path(), "JavacHeap", &["-Xmx512m"], &["300"]);
     let path = dir.path().join("javac-parallel.hprof");
-    jvm.jcmd(&["GC.heap_dump", "-parallel=2", path.to_str().unwrap()]);
+    // HotSpot dumps with fewer threads than asked when its workers are busy (a loaded
+    // machine: one run was seen): ask again, a few times, for a dump that is parallel.
+    for _ in 0..4 {
+        let _ = std::fs::remove_file(&path);
+        jvm.jcmd(&["GC.heap_dump", "-parallel=2", path.to_str().unwrap()]);
+        if ascending_runs(&path) >= 2 {
+            break;
+        }
+    }
     drop(jvm);
     assert!(ascending_runs(&path) >= 2, "not a parallel dump: {} run", ascending_runs(&path));
     let p = path.to_str().unwrap();
