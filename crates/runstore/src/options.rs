@@ -76,14 +76,14 @@ impl Options {
     }
 
     /// Parses an option string over the defaults for `pid`.
-    pub fn parse(text: &str, pid: u32) -> Result<Options, String> {
+    pub fn parse(text: &str, pid: u32) -> Result<Options, OptionError> {
         let mut o = Options::defaults(pid);
         for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (key, value) = match item.find([':', '=']) {
                 Some(i) => (&item[..i], &item[i + 1..]),
-                None => return Err(format!("option `{item}` has no value (write key:value)")),
+                None => return Err(OptionError::NoValue { item: item.to_owned() }),
             };
-            let bad = |what: &str| format!("option `{key}`: `{value}` is not {what}");
+            let bad = |what: &str| OptionError::Bad { key: key.to_owned(), why: format!("`{value}` is not {what}") };
             match key {
                 "out" => o.out = PathBuf::from(value.replace("%p", &pid.to_string())),
                 "interval" => {
@@ -121,8 +121,13 @@ impl Options {
                         o.watch.push(parse_rule(rule).ok_or_else(|| bad("a reference rule such as Registry>Session"))?);
                     }
                 }
-                "metrics" => o.metrics = Some(parse_listen(value).ok_or_else(|| bad("a port or an address such as 0.0.0.0:9464"))?),
-                "otlp" => o.otlp = Some(parse_otlp(value).map_err(|why| format!("option `{key}`: {why}"))?),
+                "metrics" => {
+                    o.metrics =
+                        Some(parse_listen(value).ok_or_else(|| bad("a port or an address such as 0.0.0.0:9464"))?)
+                }
+                "otlp" => {
+                    o.otlp = Some(parse_otlp(value).map_err(|why| OptionError::Bad { key: key.to_owned(), why })?)
+                }
                 "otlp_every" => {
                     o.otlp_every = parse_duration(value)
                         .filter(|d| *d >= Duration::from_secs(1))
@@ -130,7 +135,7 @@ impl Options {
                 }
                 "test_panic" => o.test_panic = Some(value.to_string()),
                 "walk_floor" => o.walk_floor = parse_switch(value).ok_or_else(|| bad("on or off"))?,
-                _ => return Err(format!("unknown option `{key}` (known: out, interval, depth, period, budget, max_pause, walks, walk_every, watch, metrics, otlp, otlp_every, capture_on_leak, capture_every, capture_max_heap)")),
+                _ => return Err(OptionError::Unknown { key: key.to_owned() }),
             }
         }
         Ok(o)
@@ -138,6 +143,31 @@ impl Options {
 }
 
 pub use heap::names::parse_rule;
+
+/// Why an option string was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    /// An item without `key:value`.
+    #[error("option `{item}` has no value (write key:value)")]
+    NoValue {
+        /// The item as written.
+        item: String,
+    },
+    /// A known option whose value cannot be used.
+    #[error("option `{key}`: {why}")]
+    Bad {
+        /// The option's key (`max_pause`).
+        key: String,
+        /// What is wrong with its value.
+        why: String,
+    },
+    /// No option of that key.
+    #[error("unknown option `{key}` (known: out, interval, depth, period, budget, max_pause, walks, walk_every, watch, metrics, otlp, otlp_every, capture_on_leak, capture_every, capture_max_heap)")]
+    Unknown {
+        /// The key as written.
+        key: String,
+    },
+}
 
 /// `on`/`true`/`yes` or `off`/`false`/`no`.
 fn parse_switch(s: &str) -> Option<bool> {
@@ -214,17 +244,22 @@ mod tests {
         assert_eq!(o.budget_percent, 2.5);
         assert_eq!(o.max_pause, Duration::from_millis(250));
         assert!(!o.walks);
-        assert!(Options::parse("colour:red", 7).unwrap_err().contains("unknown option `colour`"));
+        assert_eq!(Options::parse("colour:red", 7).unwrap_err(), OptionError::Unknown { key: "colour".into() });
         let o = Options::parse("capture_on_leak:on,capture_every:30m,capture_max_heap:2g", 7).unwrap();
         assert!(o.capture_on_leak && o.capture_every == Duration::from_secs(1800) && o.capture_max_heap == 2 << 30);
         assert!(!Options::parse("", 7).unwrap().capture_on_leak, "off by default");
-        assert!(Options::parse("capture_every:0s", 7).unwrap_err().contains("capture_every"));
-        assert!(Options::parse("interval:lots", 7).unwrap_err().contains("interval"));
+        assert!(
+            matches!(Options::parse("capture_every:0s", 7), Err(OptionError::Bad { key, .. }) if key == "capture_every")
+        );
+        assert!(Options::parse("interval:lots", 7)
+            .unwrap_err()
+            .to_string()
+            .starts_with("option `interval`: `lots` is not"));
         assert_eq!(Options::parse("", 7).unwrap(), Options::defaults(7));
         assert_eq!(Options::parse("out:/tmp/run-%p.db", 7).unwrap().out, PathBuf::from("/tmp/run-7.db"));
         let w = Options::parse("watch:rule:Registry>Session;Cache > Entry", 7).unwrap().watch;
         assert_eq!(w, vec![vec!["Registry".to_string(), "Session".into()], vec!["Cache".into(), "Entry".into()]]);
-        assert!(Options::parse("watch:A>>B", 7).unwrap_err().contains("reference rule"));
+        assert!(Options::parse("watch:A>>B", 7).unwrap_err().to_string().contains("reference rule"));
     }
 
     #[test]
@@ -257,6 +292,6 @@ mod tests {
         assert_eq!(parse_otlp("http://h:4318/v1/metrics"), Ok("http://h:4318/v1/metrics".into()));
         assert!(parse_otlp("https://h:4318").unwrap_err().contains("plain HTTP"));
         assert!(parse_otlp("h:4318").unwrap_err().contains("not an OTLP/HTTP endpoint"));
-        assert!(Options::parse("otlp_every:10ms", 7).unwrap_err().contains("1s or more"));
+        assert!(Options::parse("otlp_every:10ms", 7).unwrap_err().to_string().contains("1s or more"));
     }
 }

@@ -115,22 +115,22 @@ impl AgentArgs {
         }
         let s = items.join(",");
         // Let the agent's parser judge the values now, before a JVM starts with them.
-        runstore::options::Options::parse(&s, 0).map_err(|e| anyhow::anyhow!(flag_names(&e)))?;
+        runstore::options::Options::parse(&s, 0).map_err(|e| anyhow::anyhow!(in_flags(&e)))?;
         Ok(s)
     }
 }
 
-/// The agent's message with its option names as this command's flags (`max_pause` → `--max-pause`).
-fn flag_names(message: &str) -> String {
-    match (message.strip_prefix("option `"), message.find("`:")) {
-        (Some(_), Some(end)) => {
-            let flag = match &message[8..end] {
+/// The agent's refusal said with this command's flags (`max_pause` → `--max-pause`).
+fn in_flags(e: &runstore::options::OptionError) -> String {
+    match e {
+        runstore::options::OptionError::Bad { key, why } => {
+            let flag = match key.as_str() {
                 "metrics" => "metrics-port".to_string(),
                 key => key.replace('_', "-"),
             };
-            format!("--{flag}{}", &message[end + 1..])
+            format!("--{flag}: {why}")
         }
-        _ => message.to_string(),
+        other => other.to_string(),
     }
 }
 
