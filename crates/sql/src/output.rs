@@ -13,6 +13,7 @@ impl Answer {
     fn cells(&self) -> Result<Vec<Vec<Option<String>>>, Error> {
         let options = FormatOptions::default();
         let mut rows = Vec::with_capacity(self.row_count());
+        let ids: Vec<bool> = self.schema.fields().iter().map(|f| crate::ids::is_id(f)).collect();
         for batch in &self.batches {
             let formatters = batch
                 .columns()
@@ -20,7 +21,6 @@ impl Answer {
                 .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
                 .collect::<Result<Vec<_>, ArrowError>>()
                 .map_err(|e| Error::Query(e.to_string()))?;
-            let ids: Vec<bool> = self.schema.fields().iter().map(|f| crate::ids::is_id(f)).collect();
             for i in 0..batch.num_rows() {
                 let row = batch.columns().iter().zip(&formatters).zip(&ids);
                 rows.push(
@@ -160,22 +160,11 @@ pub(crate) fn sql_type(t: &DataType) -> String {
 pub(crate) fn sql_type_names(batch: &RecordBatch) -> Result<RecordBatch, datafusion::error::DataFusionError> {
     let Some(at) = batch.schema().index_of("data_type").ok() else { return Ok(batch.clone()) };
     let Some(types) = batch.column(at).as_any().downcast_ref::<StringArray>() else { return Ok(batch.clone()) };
-    let named: StringArray = types.iter().map(|t| t.map(sql_type_text)).collect();
+    let named: StringArray = types
+        .iter()
+        .map(|t| t.map(|t| t.parse::<DataType>().map_or_else(|_| t.to_owned(), |d| sql_type(&d))))
+        .collect();
     let mut columns = batch.columns().to_vec();
     columns[at] = std::sync::Arc::new(named);
     Ok(RecordBatch::try_new(batch.schema(), columns)?)
-}
-
-/// [`sql_type`] of a type as Arrow writes it.
-fn sql_type_text(arrow: &str) -> String {
-    match arrow {
-        "UInt64" => sql_type(&DataType::UInt64),
-        "UInt32" => sql_type(&DataType::UInt32),
-        "Int64" => sql_type(&DataType::Int64),
-        "Float64" => sql_type(&DataType::Float64),
-        "Boolean" => sql_type(&DataType::Boolean),
-        "Utf8" | "Utf8View" | "LargeUtf8" => sql_type(&DataType::Utf8),
-        t if t.starts_with("Dictionary(") && t.ends_with("Utf8)") => sql_type(&DataType::Utf8),
-        t => t.to_owned(),
-    }
 }
