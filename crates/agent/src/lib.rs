@@ -15,6 +15,7 @@
 //! error disables the agent while the JVM keeps running. All other work is on one daemon
 //! thread, the worker.
 
+mod calibration;
 mod classes;
 mod containers;
 #[allow(unsafe_code)] // the VM's entry points

@@ -26,9 +26,12 @@ impl crate::TextWith<usize> for TopView {
         if let Some(blocked) = &self.walk_blocked {
             let _ = writeln!(o, "no heap walk fits now: {blocked}");
         }
+        if let Some(note) = &self.biased_sampler {
+            let _ = writeln!(o, "wider ±: {note}");
+        }
         let _ = writeln!(
             o,
-            "store {}  (estimates of the objects allocated since the agent started; ± is the 95 % sampling error)",
+            "store {}  (the last heap walk's exact count plus the sampled change since; ± is the 95 % error)",
             self.source
         );
         let _ = writeln!(o);

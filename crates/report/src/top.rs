@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 pub struct TopClass {
     /// Class name.
     pub name: String,
-    /// Estimated live bytes (from sampled allocations still alive), as of `TopView::live_source`.
+    /// Estimated live bytes, as of `TopView::live_source`: the last heap walk's exact count
+    /// plus the change the sampled allocations still alive show since.
     pub live_bytes: u64,
-    /// The 95 % sampling error of `live_bytes`.
+    /// The 95 % error of `live_bytes` (see `TopView::live_error_bytes`).
     pub live_error_bytes: u64,
     /// Estimated live objects (live bytes over the sampled objects' mean size: from a few
     /// samples, a rough figure).
@@ -47,10 +48,15 @@ pub struct TopView {
     pub gc_count: u64,
     /// Time of the last snapshot, milliseconds since the Unix epoch.
     pub time_ms: u64,
-    /// Estimated live bytes of all sampled classes, as of `live_source`.
+    /// Estimated live bytes, as of `live_source`: what the last heap walk counted exactly,
+    /// plus the sampled change since (before any walk, the samples alone).
     pub live_bytes: u64,
-    /// The 95 % sampling error of `live_bytes`.
+    /// The 95 % error of `live_bytes`: the samples' own, and on a JVM whose heap sampler is
+    /// biased (`biased_sampler`), a share of the change since the last walk.
     pub live_error_bytes: u64,
+    /// Why the error is wider on this JVM, when its heap sampler is known to be biased.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub biased_sampler: Option<String>,
     /// The snapshot the live estimates come from: the newest checked by a heap walk, else the
     /// newest taken right after a collection, while they are recent; the newest of all also
     /// counts what died since the last collection.

@@ -10,6 +10,7 @@ mod tests;
 
 use growth::{ClassVolume, HeapSummary};
 
+use crate::calibration::Calibration;
 use crate::classes::REFERENCE;
 use crate::jvmti::{Jint, Jni};
 use crate::time::now_ms;
@@ -53,6 +54,8 @@ struct Worker<'a> {
     /// Heap dumps captured (`capture_on_leak`), and when the last was taken or declined.
     captures: u32,
     last_capture: Option<Instant>,
+    /// Live volumes held to the walks' exact counts.
+    calibration: Calibration,
     /// The newest walks' summaries (class points-from graphs) and containers' holders: the
     /// slices of the online ranking, as `growth RUN.db` makes them.
     walk_summaries: Vec<HeapSummary>,
@@ -212,6 +215,7 @@ impl<'a> Worker<'a> {
             walk_began: 0,
             captures: 0,
             last_capture: None,
+            calibration: Calibration::new(a.opts.interval),
             walk_summaries: Vec::new(),
             walk_holders: Vec::new(),
             containers: Default::default(),
@@ -418,11 +422,14 @@ impl<'a> Worker<'a> {
             Checked::Collection => Some(a.gc_seq.load(Ordering::Acquire)),
             Checked::Nothing => None,
         };
-        let (volumes, site_volumes) = a.sampler.volumes(judged);
+        let (mut volumes, site_volumes) = a.sampler.volumes(judged);
+        // Classes a walk counted that no sample has (made before sampling began) count too.
+        volumes.resize(volumes.len().max(self.calibration.classes_end()), Default::default());
+        let volumes: Vec<_> = volumes.iter().enumerate().map(|(id, v)| self.calibration.apply(id as u32, v)).collect();
         let classes: Vec<SampledClass> = volumes
             .iter()
             .enumerate()
-            .filter(|(_, v)| v.live_samples > 0 || v.allocated_bytes > 0.0)
+            .filter(|(_, v)| v.live_samples > 0 || v.allocated_bytes > 0.0 || v.live_bytes > 0.0)
             .map(|(id, v)| SampledClass {
                 name: name(id),
                 instances: v.live_instances.round() as u64,
@@ -435,7 +442,10 @@ impl<'a> Worker<'a> {
             .iter()
             .enumerate()
             .filter(|(_, (_, v))| v.live_samples > 0)
-            .map(|(id, (_, v))| (id as u32, v.live_bytes.round() as u64, v.allocated_bytes.round() as u64))
+            .map(|(id, (class, v))| {
+                let v = self.calibration.apply_to_site(*class, v);
+                (id as u32, v.live_bytes.round() as u64, v.allocated_bytes.round() as u64)
+            })
             .collect();
         sites.sort_by_key(|s| std::cmp::Reverse(s.1));
         sites.truncate(MAX_SITES);
@@ -601,6 +611,7 @@ impl<'a> Worker<'a> {
         a.sampler.unreached(before, &walk.seen_samples);
         self.walk_began = before;
         let mut summary = walk.summary;
+        self.calibrate(&summary);
         summary.source = format!("gc {gc} (walk)");
         summary.time_ms = Some(now_ms());
         summary.gc_count = Some(gc);
@@ -638,6 +649,20 @@ impl<'a> Worker<'a> {
             self.write_watched(true)?;
         }
         Ok(true)
+    }
+
+    /// Holds the live volumes to what the walk of `summary` counted (see [`Calibration`]).
+    fn calibrate(&mut self, summary: &HeapSummary) {
+        let names = self.a.classes.names();
+        let ids: rustc_hash::FxHashMap<&str, u32> =
+            names.iter().enumerate().map(|(id, n)| (n.as_str(), id as u32)).collect();
+        let exact = summary
+            .classes
+            .iter()
+            .filter_map(|c| ids.get(c.name.as_str()).map(|&id| (id, (c.bytes, c.instances))))
+            .collect();
+        let (sampled, _) = self.a.sampler.volumes(Some(self.walk_began));
+        self.calibration.walked(&exact, &sampled);
     }
 
     /// Whether growth can be judged yet, as `growth RUN.db` judges: not before the run has

@@ -326,12 +326,12 @@ fn assert_steady(s: &Service) {
 fn tomcat(jdk: Jdk, leak_by: By, steady_by: By) {
     let dir = tempfile::tempdir().unwrap();
     let cp = compiled(&jdk, dir.path());
-    let mut services = [
-        start(&jdk, &cp, dir.path(), "tomcat-sessions", leak_by),
-        start(&jdk, &cp, dir.path(), "tomcat-steady", steady_by),
-    ];
+    let mut leak = start(&jdk, &cp, dir.path(), "tomcat-sessions", leak_by);
+    leak.jcmd = Some((jdk.clone(), vec![50, 85, 115]));
+    let mut services = [leak, start(&jdk, &cp, dir.path(), "tomcat-steady", steady_by)];
     watch(&mut services);
     assert_steady(&services[1]);
+    assert_estimates_hold(&services[0]);
     // Each request's session: its attributes' map, the cart in it, the cart's bytes, its id.
     let grows = [
         "org.apache.catalina.session.StandardSession",
@@ -464,7 +464,8 @@ fn assert_holder_at_every_reading(s: &Service, holder: &str, element: &str) {
 
 /// `top`'s live estimate is within its stated 95 % error of the JVM's own count at the same
 /// moment, but for the objects the JVM made before the agent's sampling began (its boot: a
-/// few MiB that jcmd counts and no sample can).
+/// few MiB that jcmd counts and no sample can, until a walk has counted them). On JDK 17 the
+/// error is wider, and says why: HotSpot's sampler before JDK 25 is biased (JDK-8356372).
 fn assert_estimates_hold(s: &Service) {
     const BOOT: u64 = 16 << 20;
     assert!(s.histograms.len() >= 2, "{}: {} readings beside jcmd", s.scenario, s.histograms.len());
@@ -479,6 +480,8 @@ fn assert_estimates_hold(s: &Service) {
             top["live_source"],
             jvm >> 20
         );
+        let biased = s.jcmd.as_ref().is_some_and(|(jdk, _)| jdk.feature() < 25);
+        assert_eq!(top["biased_sampler"].is_string(), biased, "{}: at {t} s: {top:#}", s.scenario);
     }
 }
 

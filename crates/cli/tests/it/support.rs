@@ -272,6 +272,13 @@ impl Jdk {
         bin.join("jcmd").exists().then(|| Jdk::used(bin))
     }
 
+    /// The JDK's feature release (17, 25), from its `release` file.
+    pub fn feature(&self) -> u32 {
+        let release = std::fs::read_to_string(self.bin.join("../release")).unwrap_or_default();
+        let version = release.lines().find_map(|l| l.strip_prefix("JAVA_VERSION=")).unwrap_or_default();
+        version.trim_matches('"').split('.').next().and_then(|f| f.parse().ok()).expect("JAVA_VERSION in release")
+    }
+
     pub fn tool(&self, name: &str) -> Command {
         Command::new(self.bin.join(name))
     }
