@@ -17,12 +17,21 @@
 
 use rayon::prelude::*;
 
+/// Words of a bitmap page: a page covers `64 * PAGE_WORDS` aligned slots (32 KiB of a heap
+/// aligned to 8 bytes). Pages no address falls in take no words.
+const PAGE_WORDS: u64 = 64;
+
+/// A page table entry of a page no address falls in.
+const EMPTY: u32 = u32::MAX;
+
 /// Ranks of a set of addresses, which it keeps (as a bitmap, or sorted with [`Buckets`]):
 /// the streaming summary's index, whose addresses are nowhere else once the pass is done.
 #[derive(Debug)]
 pub(crate) enum AddrRank {
-    /// `words[w]` is (bits of slots 64w..64w+64, set bits in all earlier words).
-    Dense { min: u64, shift: u32, words: Vec<[u64; 2]> },
+    /// The bitmap by pages: `pages[p]` is the number of page `p` of the span among those an
+    /// address falls in (or [`EMPTY`]), and `words[PAGE_WORDS * number + w]` its word `w`:
+    /// (bits of its 64 slots, set bits in all earlier words).
+    Dense { min: u64, shift: u32, pages: Vec<u32>, words: Vec<[u64; 2]> },
     /// Sorted distinct addresses, with a bucket table over their range.
     Sparse { addrs: Vec<u64>, buckets: Buckets },
 }
@@ -37,29 +46,46 @@ impl AddrRank {
         let (n, min, max, differ) = all()
             .map(|a| (1usize, a, a, a ^ first))
             .reduce(|| (0, u64::MAX, 0, 0), |x, y| (x.0 + y.0, x.1.min(y.1), x.2.max(y.2), x.3 | y.3));
-        let (shift, words) = bitmap_shape(min, max, differ);
-        // 16 bytes per word: beyond 32 bytes per object the sorted list is smaller.
-        if words > 2 * n as u64 + 1024 {
-            let mut addrs: Vec<u64> = all().collect();
-            addrs.par_sort_unstable();
-            addrs.dedup();
-            let buckets = Buckets::new(&addrs);
-            return AddrRank::Sparse { addrs, buckets };
+        let shape = Shape::new(min, max, differ);
+        // Beyond 32 bytes per object the sorted list (with its buckets) is smaller.
+        let budget = 32 * n as u64 + (16 << 10);
+        let mut pages = match shape.table_bytes() {
+            b if b <= budget => vec![EMPTY; shape.pages as usize],
+            _ => return Self::sorted(all().collect()),
+        };
+        let addrs = || parts.iter().flat_map(|p| p.iter().map(|o| o[0]));
+        addrs().for_each(|a| pages[shape.page(a) as usize] = 0);
+        let occupied = number_pages(&mut pages);
+        if shape.table_bytes() + occupied * PAGE_WORDS * 16 > budget {
+            return Self::sorted(all().collect());
         }
-        bitmap(min, shift, words, parts.iter().flat_map(|p| p.iter().map(|o| o[0])))
+        shape.bitmap(pages, occupied, addrs())
+    }
+
+    fn sorted(mut addrs: Vec<u64>) -> AddrRank {
+        addrs.par_sort_unstable();
+        addrs.dedup();
+        let buckets = Buckets::new(&addrs);
+        AddrRank::Sparse { addrs, buckets }
     }
 
     /// The dense form over `len` ascending, distinct addresses, `addr(i)` giving the i-th,
-    /// read once in order; `None` when its bitmap would take more than `max_words` words
-    /// (16 bytes each).
-    pub(crate) fn dense_over(len: usize, addr: impl Fn(usize) -> u64, max_words: u64) -> Option<AddrRank> {
+    /// read three times in order; `None` when it would take more than `max_bytes`.
+    pub(crate) fn dense_over(len: usize, addr: impl Fn(usize) -> u64, max_bytes: u64) -> Option<AddrRank> {
         if len == 0 {
             return None;
         }
         let min = addr(0);
         let differ = (1..len).fold(0, |d, i| d | (addr(i) ^ min));
-        let (shift, words) = bitmap_shape(min, addr(len - 1), differ);
-        (words <= max_words).then(|| bitmap(min, shift, words, (0..len).map(addr)))
+        let shape = Shape::new(min, addr(len - 1), differ);
+        if shape.table_bytes() > max_bytes {
+            return None;
+        }
+        let mut pages = vec![EMPTY; shape.pages as usize];
+        (0..len).for_each(|i| pages[shape.page(addr(i)) as usize] = 0);
+        let occupied = number_pages(&mut pages);
+        (shape.table_bytes() + occupied * PAGE_WORDS * 16 <= max_bytes)
+            .then(|| shape.bitmap(pages, occupied, (0..len).map(addr)))
     }
 
     /// Number of distinct addresses.
@@ -70,17 +96,30 @@ impl AddrRank {
         }
     }
 
+    /// Bytes the index holds.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match self {
+            AddrRank::Dense { pages, words, .. } => pages.len() * 4 + words.len() * 16,
+            AddrRank::Sparse { addrs, buckets } => addrs.len() * 8 + buckets.heap_bytes(),
+        }
+    }
+
     /// The rank of `addr`, if it is one of the addresses.
     #[inline]
     pub(crate) fn rank(&self, addr: u64) -> Option<usize> {
         match self {
-            AddrRank::Dense { min, shift, words } => {
+            AddrRank::Dense { min, shift, pages, words } => {
                 let off = addr.checked_sub(*min)?;
                 if off & ((1 << shift) - 1) != 0 {
                     return None;
                 }
                 let slot = off >> shift;
-                let [bits, before] = *words.get(usize::try_from(slot / 64).ok()?)?;
+                let page = *pages.get(usize::try_from(slot / (64 * PAGE_WORDS)).ok()?)?;
+                if page == EMPTY {
+                    return None;
+                }
+                let w = u64::from(page) * PAGE_WORDS + slot / 64 % PAGE_WORDS;
+                let [bits, before] = words[w as usize];
                 let bit = 1u64 << (slot % 64);
                 (bits & bit != 0).then(|| (before + u64::from((bits & (bit - 1)).count_ones())) as usize)
             }
@@ -89,27 +128,57 @@ impl AddrRank {
     }
 }
 
-/// The shift and number of words of a bitmap over addresses from `min` to `max`, `differ`
-/// being the bits in which they differ from any one of them: an offset from the lowest has as
-/// many trailing zeros as the alignment all addresses share.
-fn bitmap_shape(min: u64, max: u64, differ: u64) -> (u32, u64) {
-    let shift = differ.trailing_zeros().min(63);
-    (shift, ((max - min) >> shift) / 64 + 1)
+/// Numbers the pages marked 0 in address order, the others [`EMPTY`]; returns how many.
+fn number_pages(pages: &mut [u32]) -> u64 {
+    let mut next = 0u32;
+    for p in pages.iter_mut().filter(|p| **p != EMPTY) {
+        *p = next;
+        next += 1;
+    }
+    u64::from(next)
 }
 
-/// The dense form of `addrs` (any order, repeats allowed), `words` words from `min`.
-fn bitmap(min: u64, shift: u32, words: u64, addrs: impl Iterator<Item = u64>) -> AddrRank {
-    let mut table = vec![[0u64; 2]; words as usize];
-    for a in addrs {
-        let slot = (a - min) >> shift;
-        table[(slot / 64) as usize][0] |= 1 << (slot % 64);
+/// The bitmap's geometry over addresses from `min` to `max`.
+struct Shape {
+    min: u64,
+    /// The alignment all addresses share, as a shift: an offset from the lowest has as many
+    /// trailing zeros as that.
+    shift: u32,
+    /// Pages of the span.
+    pages: u64,
+}
+
+impl Shape {
+    /// `differ` holds the bits in which the addresses differ from any one of them.
+    fn new(min: u64, max: u64, differ: u64) -> Shape {
+        let shift = differ.trailing_zeros().min(63);
+        Shape { min, shift, pages: ((max - min) >> shift) / (64 * PAGE_WORDS) + 1 }
     }
-    let mut before = 0u64;
-    for w in &mut table {
-        w[1] = before;
-        before += u64::from(w[0].count_ones());
+
+    /// Bytes of the page table (saturating: a hostile span can hold more pages than bytes).
+    fn table_bytes(&self) -> u64 {
+        self.pages.saturating_mul(4)
     }
-    AddrRank::Dense { min, shift, words: table }
+
+    fn page(&self, addr: u64) -> u64 {
+        ((addr - self.min) >> self.shift) / (64 * PAGE_WORDS)
+    }
+
+    /// The dense form of `addrs` (any order, repeats allowed) over `pages`, numbered.
+    fn bitmap(&self, pages: Vec<u32>, occupied: u64, addrs: impl Iterator<Item = u64>) -> AddrRank {
+        let mut words = vec![[0u64; 2]; (occupied * PAGE_WORDS) as usize];
+        for a in addrs {
+            let slot = (a - self.min) >> self.shift;
+            let w = u64::from(pages[(slot / (64 * PAGE_WORDS)) as usize]) * PAGE_WORDS + slot / 64 % PAGE_WORDS;
+            words[w as usize][0] |= 1 << (slot % 64);
+        }
+        let mut before = 0u64;
+        for w in &mut words {
+            w[1] = before;
+            before += u64::from(w[0].count_ones());
+        }
+        AddrRank::Dense { min: self.min, shift: self.shift, pages, words }
+    }
 }
 
 /// A bucket table over sorted addresses that narrows a binary search to a handful of
@@ -193,7 +262,7 @@ mod tests {
         sorted.dedup();
         let rank = AddrRank::from_pairs(&[a, &[], b]);
         let buckets = Buckets::new(&sorted);
-        let over = AddrRank::dense_over(sorted.len(), |i| sorted[i], 2 * sorted.len() as u64 + 1024);
+        let over = AddrRank::dense_over(sorted.len(), |i| sorted[i], 32 * sorted.len() as u64 + (16 << 10));
         assert_eq!(rank.len(), sorted.len());
         assert_eq!(over.is_some(), matches!(rank, AddrRank::Dense { .. }) && !sorted.is_empty());
         for (i, &a) in sorted.iter().enumerate() {
@@ -217,6 +286,19 @@ mod tests {
         check(&[0x1010, 0x1000, 0x1008, 0x1000, 0x2000]);
         check(&[0, u64::MAX, 1 << 40, 8]);
         check(&[u64::MAX - 16, u64::MAX]);
+    }
+
+    #[test]
+    fn a_heap_of_regions_far_apart_takes_the_bitmap_of_its_regions_alone() {
+        // Two 1 MiB regions of 16-byte objects, 6 GiB apart, as G1 leaves its old regions: a
+        // bitmap over the span would take 6 GiB / 8 / 4 = 192 MiB; by pages, 64 KiB of words.
+        let region = |base: u64| (0..65_536u64).map(move |k| base + 16 * k);
+        let sorted: Vec<u64> = region(0x7_0000_0000).chain(region(0x8_8000_0000)).collect();
+        let rank = AddrRank::dense_over(sorted.len(), |i| sorted[i], 8 * sorted.len() as u64).expect("dense");
+        assert!(rank.heap_bytes() < 2 << 20, "{} bytes", rank.heap_bytes());
+        assert_eq!(rank.rank(0x8_8000_0000 + 16), Some(65_537));
+        assert_eq!(rank.rank(0x8_0000_0000), None);
+        check(&sorted);
     }
 
     proptest! {

@@ -161,8 +161,15 @@ impl Scan {
             .map(|(i, (seg, sink))| {
                 // The walk reports every 32 MiB; the next 32 MiB are asked for in one request
                 // then (out of core the dump is read from disk, 250 MB/s page fault by page
-                // fault against 390 MB/s for `dd`).
-                dump.prefetch(seg.offset, PREFETCH);
+                // fault against 390 MB/s for `dd`). A segment shorter than that asks for the
+                // bytes as far ahead of it as it is long, so that the file is asked for once:
+                // each of H2's 1,600 segments of 1 MiB asking for 32 MiB had the kernel look
+                // up 14 M cached pages, a sixth of the histogram's time.
+                if i == 0 || seg.len as u64 >= PREFETCH as u64 {
+                    dump.prefetch(seg.offset, PREFETCH);
+                } else {
+                    dump.prefetch(seg.offset + PREFETCH as u64, seg.len);
+                }
                 let read = |from: u64, to: u64| {
                     dump.release(from, (to - from) as usize);
                     dump.prefetch(to, PREFETCH);

@@ -949,8 +949,8 @@ pub(crate) enum Lookup<'a> {
 
 impl<'a> Lookup<'a> {
     fn new(addrs: Ints, index: &'a Buckets) -> Lookup<'a> {
-        // Only where the bitmap is smaller than the addresses (half a word per object).
-        match AddrRank::dense_over(addrs.len(), |i| addrs.get(i), addrs.len() as u64 / 2) {
+        // Only where the bitmap is smaller than the addresses (8 bytes an object).
+        match AddrRank::dense_over(addrs.len(), |i| addrs.get(i), addrs.len() as u64 * 8) {
             Some(rank) => Lookup::Dense(rank),
             None => Lookup::Sorted(addrs, index),
         }
