@@ -128,8 +128,11 @@ fn memory_note() -> String {
         let line = status.lines().find(|l| l.starts_with(key))?;
         line.split_whitespace().nth(1)?.parse::<u64>().ok()
     };
+    // The process's own memory apart from the pages of mapped files (the dump, the index's
+    // temporary files), which the kernel can take back.
+    let anon = kib("RssAnon:").map(|a| format!(", {} MiB of it anonymous", a / 1024)).unwrap_or_default();
     match (kib("VmRSS:"), kib("VmHWM:")) {
-        (Some(rss), Some(hwm)) => format!("  (resident {} MiB, peak {} MiB)", rss / 1024, hwm / 1024),
+        (Some(rss), Some(hwm)) => format!("  (resident {} MiB{anon}, peak {} MiB)", rss / 1024, hwm / 1024),
         _ => String::new(),
     }
 }

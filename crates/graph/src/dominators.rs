@@ -77,6 +77,10 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
         g.release();
         search::<I>(&packed, root, &place, progress)
     } else {
+        // The graph's other columns (an object's class and size) wait on disk meanwhile: the
+        // search reads the references alone. A heap's 35.7 M objects kept 142 MB of them
+        // resident through it.
+        g.release();
         search::<I>(g, root, &place, progress)
     };
     g.release();

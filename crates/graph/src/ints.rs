@@ -352,6 +352,11 @@ impl BytesWriter {
         BytesWriter { sink, len: 0 }
     }
 
+    /// An empty writer in the process's memory.
+    pub fn in_memory() -> BytesWriter {
+        BytesWriter { sink: Sink::Heap(Vec::new()), len: 0 }
+    }
+
     /// Appends `bytes`.
     #[inline]
     pub fn push(&mut self, bytes: &[u8]) {

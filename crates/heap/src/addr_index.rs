@@ -97,7 +97,8 @@ impl AddrRank {
     }
 
     /// Bytes the index holds.
-    pub(crate) fn heap_bytes(&self) -> usize {
+    #[cfg(test)]
+    fn heap_bytes(&self) -> usize {
         match self {
             AddrRank::Dense { pages, words, .. } => pages.len() * 4 + words.len() * 16,
             AddrRank::Sparse { addrs, buckets } => addrs.len() * 8 + buckets.heap_bytes(),

@@ -121,7 +121,8 @@ const WHOLE: usize = 1;
 /// The stream the heap pass writes into, from the segments' threads: the pieces' sections
 /// appended to one temporary file, at these ranges.
 pub(crate) struct RefsOut<'l> {
-    layouts: &'l Layouts,
+    /// The early class table, for the bodies; none for a stream of places alone.
+    layouts: Option<&'l Layouts>,
     sink: Mutex<(graph::BytesWriter, Vec<(Piece, Sections)>)>,
 }
 
@@ -129,7 +130,13 @@ impl<'l> RefsOut<'l> {
     /// An empty stream in a temporary file in `dir` (its objects are read twice, in order: the
     /// file needs no more of the page cache than the part being read).
     pub(crate) fn new(layouts: &'l Layouts, dir: Option<&std::path::Path>) -> RefsOut<'l> {
-        RefsOut { layouts, sink: Mutex::new((graph::BytesWriter::in_file(dir), Vec::new())) }
+        RefsOut { layouts: Some(layouts), sink: Mutex::new((graph::BytesWriter::in_file(dir), Vec::new())) }
+    }
+
+    /// An empty stream of the objects' places alone, in memory: what an in-memory build sorts
+    /// (3 to 4 bytes an object where the pairs took 16; its object pass reads the records).
+    pub(crate) fn places_only() -> RefsOut<'static> {
+        RefsOut { layouts: None, sink: Mutex::new((graph::BytesWriter::in_memory(), Vec::new())) }
     }
 
     /// The writer of segment `segment`'s objects.
@@ -173,11 +180,14 @@ impl<'l> RefsOut<'l> {
                 Some(*total)
             })
             .collect();
-        let class_ids =
-            (0..self.layouts.classes.len()).map(|c| self.layouts.classes.get(ClassIdx(c as u32)).id).collect();
+        let class_ids = self
+            .layouts
+            .map(|l| (0..l.classes.len()).map(|c| l.classes.get(ClassIdx(c as u32)).id).collect())
+            .unwrap_or_default();
+        let bodies = self.layouts.is_some();
         let asked = [AtomicUsize::new(0), AtomicUsize::new(0)];
         let mut refs =
-            Refs { bytes: file.finish(), ranges, pieces, ends, class_ids, before: Default::default(), asked };
+            Refs { bytes: file.finish(), ranges, pieces, ends, class_ids, bodies, before: Default::default(), asked };
         refs.before = [PLACES, WHOLE].map(|what| {
             let mut before = vec![0];
             for p in 0..refs.pieces.len() {
@@ -211,7 +221,15 @@ impl SegmentRefs<'_, '_> {
     /// Appends the object that `rec`, at file offset `off`, describes; other records add
     /// nothing.
     pub(crate) fn object(&mut self, off: u64, rec: &SubRecord<'_>) {
-        let layouts = self.out.layouts;
+        let Some(layouts) = self.out.layouts else {
+            match rec {
+                SubRecord::Instance { head, .. } => self.place(off, head.object_id),
+                SubRecord::ObjArray { head, .. } => self.place(off, head.object_id),
+                SubRecord::PrimArray { head, .. } => self.place(off, head.object_id),
+                SubRecord::Class(_) | SubRecord::Root(_) | SubRecord::HeapDumpInfo(_) => {}
+            }
+            return;
+        };
         let classes = &layouts.classes;
         let key = |class: Option<ClassIdx>| class.map_or(0, |c| u64::from(c.0) + 1);
         self.refs.clear();
@@ -242,6 +260,31 @@ impl SegmentRefs<'_, '_> {
             }
             SubRecord::Class(_) | SubRecord::Root(_) | SubRecord::HeapDumpInfo(_) => return,
         };
+        self.place(off, addr);
+        let buf = &mut self.bodies;
+        varint::push(buf, head);
+        let kind = head & 3;
+        if kind != PRIM_ARRAY && head >> 4 == 0 {
+            varint::push(buf, class_id);
+        }
+        if let Some(length) = length {
+            varint::push(buf, u64::from(length));
+        }
+        if kind == OBJ_ARRAY || (kind == INSTANCE && head >> 4 != 0) {
+            varint::push(buf, self.refs.len() as u64);
+            for &id in &self.refs {
+                varint::push(buf, varint::zigzag(id.wrapping_sub(addr) as i64));
+            }
+        }
+        self.entries += 1;
+        if self.places.len() + self.bodies.len() >= PIECE_BYTES {
+            self.flush();
+        }
+    }
+
+    /// Appends the place of the object at `addr`, whose record is at file offset `off`; the
+    /// caller counts it among the entries.
+    fn place(&mut self, off: u64, addr: u64) {
         // A piece's objects ascend: a segment whose objects go down starts a new piece there
         // (a parallel dump's threads each write ascending segments; a segment that holds two
         // threads' objects is split in two runs), a few times, then gives up.
@@ -259,25 +302,12 @@ impl SegmentRefs<'_, '_> {
         }
         varint::push(&mut self.places, off - self.prev_offset);
         varint::push(&mut self.places, varint::zigzag(addr.wrapping_sub(self.prev_addr) as i64));
-        let buf = &mut self.bodies;
-        varint::push(buf, head);
-        let kind = head & 3;
-        if kind != PRIM_ARRAY && head >> 4 == 0 {
-            varint::push(buf, class_id);
-        }
-        if let Some(length) = length {
-            varint::push(buf, u64::from(length));
-        }
-        if kind == OBJ_ARRAY || (kind == INSTANCE && head >> 4 != 0) {
-            varint::push(buf, self.refs.len() as u64);
-            for &id in &self.refs {
-                varint::push(buf, varint::zigzag(id.wrapping_sub(addr) as i64));
-            }
-        }
         (self.prev_offset, self.prev_addr) = (off, addr);
-        self.entries += 1;
-        if self.places.len() + self.bodies.len() >= PIECE_BYTES {
-            self.flush();
+        if self.out.layouts.is_none() {
+            self.entries += 1;
+            if self.places.len() >= PIECE_BYTES {
+                self.flush();
+            }
         }
     }
 
@@ -316,6 +346,8 @@ pub(crate) struct Refs {
     ends: Vec<u64>,
     /// The early table's class ids, by index.
     class_ids: Vec<u64>,
+    /// Whether the pieces have bodies (the objects' kinds and references) after their places.
+    bodies: bool,
     /// What readers ask the kernel for ([`PLACES`] or [`WHOLE`]): its bytes in the pieces
     /// before each piece (one more entry than pieces), and the first piece not asked for yet.
     before: [Vec<usize>; 2],
@@ -356,6 +388,11 @@ impl Refs {
     /// Objects in the stream.
     pub(crate) fn len(&self) -> u64 {
         self.ends.last().copied().unwrap_or(0)
+    }
+
+    /// Whether the stream has the objects' kinds and references, not their places alone.
+    pub(crate) fn has_bodies(&self) -> bool {
+        self.bodies
     }
 
     /// The greatest address in the stream, where its pieces ascend ([`Self::runs`]): the

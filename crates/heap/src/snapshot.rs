@@ -215,7 +215,13 @@ impl Snapshot {
         // record is read again below (in memory, from the page cache: faster than writing and
         // reading a stream).
         let layouts = place.files.then(|| Layouts::early(&dump, &ix)).flatten();
-        let out = layouts.as_ref().map(|l| RefsOut::new(l, place.dir.as_deref()));
+        // In memory, the stream has the objects' places alone (Android's dumps keep pairs: a
+        // class record there takes back the array before it).
+        let out = match &layouts {
+            Some(l) => Some(RefsOut::new(l, place.dir.as_deref())),
+            None if !place.files && ix.header.version != hprof::Version::V103 => Some(RefsOut::places_only()),
+            None => None,
+        };
         let keep = if out.is_some() { Keep::Nothing } else { Keep::Offsets };
         let scan = Scan::run(&dump, &ix, keep, out.as_ref(), place, progress);
         let refs = out.map(RefsOut::finish);
@@ -232,7 +238,7 @@ impl Snapshot {
         let n = addrs.len();
         // The object pass reads the stream where the objects' order comes from its runs.
         let stream = match (refs, order) {
-            (Some(refs), Some(order)) if laid_out => {
+            (Some(refs), Some(order)) if laid_out && refs.has_bodies() => {
                 let order = StreamOrder::new(&refs, order, n);
                 Some((refs, order))
             }
