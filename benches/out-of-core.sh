@@ -8,7 +8,8 @@
 #
 #   sudo benches/out-of-core.sh DUMP [FRACTION] [RUNS]
 #
-# OOC_TIMEOUT=SECONDS stops a limited run after that long (it fails, and says so).
+# OOC_TIMEOUT=SECONDS stops a limited run after that long (it fails, and says so);
+# LEAKSCOPE_BIN=PATH times that binary.
 #
 # Needs root for the cgroup (v1 memory controller or v2 with memory enabled).
 set -euo pipefail
@@ -18,8 +19,12 @@ fraction=${2:-0.4}
 runs=${3:-1}
 out=bench-out
 mkdir -p "$out"
-cargo build --release -q -p leakscope
-bin=$PWD/target/release/leakscope
+# LEAKSCOPE_BIN=PATH times that binary instead of building this checkout's (a copy stays put
+# while the tree is rebuilt).
+if [ -z "${LEAKSCOPE_BIN:-}" ]; then
+  cargo build --release -q -p leakscope
+fi
+bin=${LEAKSCOPE_BIN:-$PWD/target/release/leakscope}
 
 in_memory() {
   cat "$dump" > /dev/null

@@ -126,6 +126,11 @@ pub fn snapshot_of(
     tell: bool,
 ) -> Result<heap::Snapshot> {
     let plan = heap::MemoryPlan::new(&dump, settings.memory_limit, settings.tmp_dir.clone());
+    // Before any work: under a limit no plan can meet, the build would thrash for minutes or
+    // be killed by the kernel.
+    if plan.too_little() {
+        return Err(Error::Usage(format!("cannot index {}: {}", path.display(), plan.describe())));
+    }
     // Said for big indexes and whenever out of core; a small one in memory is no news.
     if plan.out_of_core() {
         // The arrays would quietly stay in memory where no file can be made: say so instead.

@@ -46,8 +46,9 @@ pub struct DumpArgs {
     #[arg(long, value_name = "DIR")]
     pub tmp_dir: Option<std::path::PathBuf>,
     /// The memory the index may take (such as 8G or 512M): an index estimated to need more
-    /// keeps its arrays in temporary files in --tmp-dir and runs slower, but completes
-    /// [default: the memory available, or the memory cgroup's limit].
+    /// keeps its arrays in temporary files in --tmp-dir and runs slower, but completes; a limit
+    /// below the least it needs even so is refused at once, naming that least [default: the
+    /// memory available, or the memory cgroup's limit].
     #[arg(long, value_name = "SIZE", value_parser = runstore::options::parse_bytes)]
     pub memory_limit: Option<u64>,
     /// No progress bar and no warnings on stderr (errors are still printed).

@@ -236,11 +236,12 @@ fn flat_dominators_list_nested_holders() {
 
 #[test]
 fn an_index_out_of_core_gives_the_answers_of_one_in_memory() {
-    // --memory-limit below the estimate puts every big array in temporary files (in a
-    // directory of the test's own, which must be empty again afterwards), and says so.
+    // --memory-limit below the estimate (64 MiB and a little for so small a dump) and above
+    // the least out of core (48 MiB and a little) puts every big array in temporary files (in
+    // a directory of the test's own, which must be empty again afterwards), and says so.
     let demo = fixture("demo-jdk17.hprof");
     let tmp = tempfile::tempdir().unwrap();
-    let out_of_core = ["--memory-limit", "1M", "--tmp-dir", tmp.path().to_str().unwrap()];
+    let out_of_core = ["--memory-limit", "50M", "--tmp-dir", tmp.path().to_str().unwrap()];
     for args in [
         vec!["dominators", "--json", "--top", "0"],
         vec!["dominators", "--json", "--flat", "--top", "50"],
@@ -253,19 +254,48 @@ fn an_index_out_of_core_gives_the_answers_of_one_in_memory() {
         assert!(limited.status.success(), "{args:?}: {}", String::from_utf8_lossy(&limited.stderr));
         assert_eq!(String::from_utf8_lossy(&limited.stdout), String::from_utf8_lossy(&in_memory.stdout), "{args:?}");
         let said = String::from_utf8_lossy(&limited.stderr);
-        assert!(said.contains("--memory-limit 1 MiB: out of core"), "{args:?}: {said}");
+        assert!(said.contains("--memory-limit 50 MiB: out of core"), "{args:?}: {said}");
         assert!(!String::from_utf8_lossy(&in_memory.stderr).contains("out of core"));
     }
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "temporary files are unlinked");
     // A directory where no file can be made is a clear error, not a quiet fall back to memory.
     let missing = tmp.path().join("missing");
-    let out = leakscope(&["dominators", &demo, "--memory-limit", "1M", "--tmp-dir", missing.to_str().unwrap()]);
+    let out = leakscope(&["dominators", &demo, "--memory-limit", "50M", "--tmp-dir", missing.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("cannot keep the index out of core: no temporary file in") && err.trim().lines().count() == 1,
         "{err}"
     );
+}
+
+#[test]
+fn a_limit_below_the_least_an_index_needs_is_refused_at_once_with_the_least() {
+    // Out of core the index still needs the program and what its phases read at random: under
+    // less, the build would thrash for minutes or be killed by the kernel. The least it names
+    // is one that works.
+    let demo = fixture("demo-jdk17.hprof");
+    let out = leakscope(&["dominators", &demo, "--memory-limit", "10M"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let least = err
+        .split("needs at least ")
+        .nth(1)
+        .and_then(|rest| rest.strip_suffix(" MiB\n"))
+        .unwrap_or_else(|| panic!("no least in: {err}"));
+    assert!(least.parse::<u64>().unwrap() > 10, "{err}");
+    let tmp = tempfile::tempdir().unwrap();
+    let at_least = leakscope(&[
+        "dominators",
+        &demo,
+        "--memory-limit",
+        &format!("{least}M"),
+        "--tmp-dir",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert!(at_least.status.success(), "{}", String::from_utf8_lossy(&at_least.stderr));
+    assert_eq!(at_least.stdout, leakscope(&["dominators", &demo]).stdout);
 }
 
 #[test]
@@ -276,7 +306,7 @@ fn a_temporary_file_that_cannot_be_written_is_an_error_not_a_panic() {
     let tmp = tempfile::tempdir().unwrap();
     let script = "trap '' XFSZ; ulimit -f 64; exec \"$0\" \"$@\"";
     let out = std::process::Command::new("sh")
-        .args(["-c", script, env!("CARGO_BIN_EXE_leakscope"), "dominators", &demo, "--memory-limit", "1M"])
+        .args(["-c", script, env!("CARGO_BIN_EXE_leakscope"), "dominators", &demo, "--memory-limit", "50M"])
         .args(["--tmp-dir", tmp.path().to_str().unwrap()])
         .bounded_output();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -130,7 +130,7 @@ fn a_compiler_heap_dumped_by_two_threads_on_jdk25_is_read_once_out_of_core() {
         let in_memory = leakscope(&[args.as_slice(), &[p]].concat());
         let limited = std::process::Command::new(env!("CARGO_BIN_EXE_leakscope"))
             .args(&args)
-            .args([p, "--memory-limit", "1M", "--tmp-dir", tmp.path().to_str().unwrap()])
+            .args([p, "--memory-limit", "50M", "--tmp-dir", tmp.path().to_str().unwrap()])
             .env("LEAKSCOPE_TIMINGS", "1")
             .bounded_output();
         let said = String::from_utf8_lossy(&limited.stderr);
@@ -168,7 +168,7 @@ fn the_scale_benchmarks_heaps_are_read_whole_with_exact_retained_sizes_and_their
         "0",
         p,
         "--memory-limit",
-        "1M",
+        "50M",
         "--tmp-dir",
         tmp.path().to_str().unwrap(),
     ]);
