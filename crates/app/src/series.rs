@@ -91,15 +91,32 @@ pub fn read_series(req: SeriesRequest<'_>, reporter: &dyn Reporter) -> Result<Se
     let n = req.inputs.len();
     let mut summaries = Vec::with_capacity(n);
     let mut last = None;
-    for (i, path) in req.inputs.iter().enumerate() {
+    let read = |i: usize| -> Result<(growth::HeapSummary, Option<LastDump>)> {
+        let path = &req.inputs[i];
         reporter.input(i + 1, n);
         let kind = inputs::kind(path)?;
         if i + 1 == n && req.keep_last && kind == InputKind::Dump {
             let (summary, kept) = inputs::summarize_dump(path, req.settings, reporter, true)?;
-            summaries.push(summary);
-            last = kept.map(|(dump, live)| LastDump { path: path.clone(), dump, live });
+            Ok((summary, kept.map(|(dump, live)| LastDump { path: path.clone(), dump, live })))
         } else {
-            summaries.push(inputs::summary_as(path, kind, req.settings, reporter)?);
+            Ok((inputs::summary_as(path, kind, req.settings, reporter)?, None))
+        }
+    };
+    // Two dumps at a time where two fit in memory: a summary's trace from the GC roots is
+    // one thread's work, and the other dump's passes take the second core meanwhile.
+    let pairs = two_at_a_time(req.inputs);
+    let mut i = 0;
+    while i < n {
+        let done = if pairs && i + 1 < n {
+            let (a, b) = rayon::join(|| read(i), || read(i + 1));
+            vec![a?, b?]
+        } else {
+            vec![read(i)?]
+        };
+        i += done.len();
+        for (summary, kept) in done {
+            summaries.push(summary);
+            last = kept.or(last);
         }
     }
     if let Some(message) = inputs::unordered(&summaries) {
@@ -110,6 +127,13 @@ pub fn read_series(req: SeriesRequest<'_>, reporter: &dyn Reporter) -> Result<Se
         report.notes.push("heap dumps carry no allocation sites: the agent's runs (leakscope run) record them".into());
     }
     Ok(Series { summaries, report, last })
+}
+
+/// Whether a series' dumps may be summarised two at a time: a summary takes less memory than
+/// its dump's size, so two of the biggest dumps in half the memory available fit.
+fn two_at_a_time(inputs: &[PathBuf]) -> bool {
+    let biggest = inputs.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).max().unwrap_or(0);
+    rayon::current_num_threads() > 1 && 4 * biggest < heap::memory_available()
 }
 
 /// The growth report of a series with the holders of its first `top` growing structures

@@ -248,6 +248,11 @@ fn non_null(values: &[u8], offsets: impl Iterator<Item = usize>, id_size: hprof:
     offsets.filter(|&o| hprof::id_in(values, o, id_size) != 0).count() as u64
 }
 
+/// The memory this process may use, in bytes (see [`available_memory`]).
+pub fn memory_available() -> u64 {
+    available_memory().0
+}
+
 /// The memory this process may use: the system's available memory, or its memory cgroup's
 /// limit when that is lower (cgroup v2 `memory.max`, v1 `memory.limit_in_bytes`).
 fn available_memory() -> (u64, &'static str) {
