@@ -10,7 +10,11 @@
 #   benches/scale.sh [N...]
 #
 # Disk: about 48 bytes per object per dump, two dumps at a time (4×10^8: 38 GB), in
-# $SCALE_DIR (default bench-out/scale); each size's dumps are removed before the next.
+# $SCALE_DIR (default bench-out/scale); each size's dumps are removed before the next. When two
+# do not fit the disk (10^9: 96 GB), the first dump is saved as a summary (`leakscope summary`,
+# about 1 MB) and removed before the second is written, and `growth` reads the summary and the
+# last dump, with a summary of a third heap between them, since growth needs three heaps to name a
+# leak (SCALE_SUMMARY=1 does this at any size).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- 10000000 100000000 400000000
@@ -37,6 +41,21 @@ for n in "$@"; do
   b=$dir/scale-$n-b.hprof
   sessions=$((n / 200))
   read -r gen_secs gen_kb < <(measure "$gen" "$n" "$sessions" "$a")
+  earlier=("$a")
+  sum_secs=
+  free=$(df --output=avail -B1 "$dir" | tail -1)
+  if [ "$free" -lt $((n * 60)) ] || [ "${SCALE_SUMMARY:-}" = 1 ]; then
+    # The second dump would not fit beside the first: keep each earlier dump as its summary,
+    # and a third heap between them (growth needs three heaps to name a leak).
+    earlier=()
+    for step in 1 2; do
+      summary=$dir/scale-$n-$step.summary
+      read -r sum_secs sum_kb < <(measure "$bin" summary --quiet -o "$summary" "$a")
+      rm -f "$a"
+      earlier+=("$summary")
+      [ "$step" = 2 ] || measure "$gen" "$n" "$((sessions * 3 / 2))" "$a" > /dev/null
+    done
+  fi
   measure "$gen" "$n" "$((2 * sessions))" "$b" > /dev/null
   objects=$(python3 -c "import json; print(json.load(open('$dir/out'))['objects'])")
   bytes=$(stat -c %s "$b")
@@ -54,12 +73,15 @@ EOF
     read -r secs kb < <(measure "$bin" "$cmd" --quiet --json "$b")
     row "$cmd" "$secs" "$kb"
   done
-  read -r secs kb < <(measure "$bin" growth --quiet --json "$a" "$b")
-  row "growth 2" "$secs" "$kb"
+  if [ -n "$sum_secs" ]; then
+    row "summary" "$sum_secs" "$sum_kb"
+  fi
+  read -r secs kb < <(measure "$bin" growth --quiet --json "${earlier[@]}" "$b")
+  if [ -n "$sum_secs" ]; then row "growth 2s+1" "$secs" "$kb"; else row "growth 2" "$secs" "$kb"; fi
   python3 -c "
 import json
 g = json.load(open('$dir/out'))
 f = g['findings']
 print('             growth:', f[0]['structure'] + ' grows' if f else g.get('not_enough_data'))"
-  rm -f "$a" "$b"
+  rm -f "$a" "$b" "${earlier[@]}"
 done
