@@ -1,0 +1,163 @@
+use crate::analyze::head_by_application_class;
+use crate::{analyze_run, ClassVolume, ContainerHolder, EdgeVolume, HeapSummary, Options};
+
+/// A heap at `ms` with `class` at `bytes`, beside a steady 50 MiB.
+fn heap(ms: u64, class: &str, bytes: u64) -> HeapSummary {
+    HeapSummary {
+        source: format!("gc {ms}"),
+        time_ms: Some(1_000_000 + ms),
+        total_bytes: bytes + (50 << 20),
+        classes: vec![
+            ClassVolume { name: class.into(), instances: bytes / 300, bytes },
+            ClassVolume { name: "Other".into(), instances: 1000, bytes: 50 << 20 },
+        ],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn walks_that_reach_no_growth_refute_the_growth_of_samples() {
+    // Samples every 300 ms over 24 s whose byte[] climbs from 16 to 24 MiB, as samples that
+    // count promoted garbage can; walks at 0.1 s and 16 s.
+    let samples: Vec<HeapSummary> =
+        (0..80u64).map(|i| heap(i * 300, "byte[]", (16 << 20) + i * (100 << 10) + (i % 3) * (40 << 10))).collect();
+    let o = Options::default().for_samples(64 << 10);
+    let explain = ["byte[]".to_string()];
+    let growing = analyze_run(&samples, &[], &[], &o, &explain);
+    assert_eq!(growing.candidates.len(), 1, "without walks the samples' growth stands");
+    // Walks that found 1.5 MiB then 0.9 MiB reachable: not a leak.
+    let walks = [heap(100, "byte[]", 1_536 << 10), heap(16_000, "byte[]", 900 << 10)];
+    let refuted = analyze_run(&samples, &walks, &[], &o, &explain);
+    assert!(refuted.candidates.is_empty(), "{:?}", refuted.candidates);
+    assert!(refuted.explained[0].verdict.contains("dead objects"), "{}", refuted.explained[0].verdict);
+    // Walks that found it growing as the samples do: the candidate stays.
+    let walks = [heap(100, "byte[]", 1 << 20), heap(16_000, "byte[]", 6 << 20)];
+    assert_eq!(analyze_run(&samples, &walks, &[], &o, &explain).candidates.len(), 1);
+    // Walks too close together to speak for the series: no judgement from them.
+    let walks = [heap(100, "byte[]", 1 << 20), heap(4_000, "byte[]", 1 << 20)];
+    assert_eq!(analyze_run(&samples, &walks, &[], &o, &explain).candidates.len(), 1);
+    // Walks every second that see it grow as the samples do, all along: the candidate stays.
+    let walk_at = |i: u64, bytes: u64| heap(i * 1_000 + 50, "byte[]", bytes);
+    let walks: Vec<HeapSummary> = (0..24).map(|i| walk_at(i, (1 << 20) + i * (340 << 10))).collect();
+    assert_eq!(analyze_run(&samples, &walks, &[], &o, &explain).candidates.len(), 1);
+    // Walks that see all of the growth in the first second and none after: a cache that
+    // filled up (the agent test `run_reports_nothing_for_a_cache_that_filled_up`).
+    let walks: Vec<HeapSummary> = (0..24).map(|i| walk_at(i, if i == 0 { 200 << 10 } else { 8 << 20 })).collect();
+    let filled = analyze_run(&samples, &walks, &[], &o, &explain);
+    assert!(filled.candidates.is_empty(), "{:?}", filled.candidates);
+    assert!(filled.explained[0].verdict.contains("second half"), "{}", filled.explained[0].verdict);
+}
+
+#[test]
+fn a_leak_that_slows_down_is_judged_by_the_samples_of_each_window() {
+    // A leak that grows 300 KiB per sample for 12 s, then 80 KiB per sample (the program
+    // got less work): it still grows, and the walks every second see what the samples see.
+    let at = |i: u64| if i < 40 { i * (300 << 10) } else { 40 * (300 << 10) + (i - 40) * (80 << 10) };
+    let samples: Vec<HeapSummary> = (0..80u64).map(|i| heap(i * 300, "Widget", (1 << 20) + at(i))).collect();
+    let walks: Vec<HeapSummary> =
+        (0..24u64).map(|i| heap(i * 1_000 + 50, "Widget", (1 << 20) + at((i * 1_000 + 50) / 300))).collect();
+    let o = Options::default().for_samples(64 << 10);
+    let explain = ["Widget".to_string()];
+    // Spread evenly over the span, the series' 14.8 MiB predicted 6.9 MiB over the second
+    // half's 11 s of walks, which saw the 2.9 MiB that the samples of those 11 s saw: less
+    // than half, and so refuted before.
+    let report = analyze_run(&samples, &walks, &[], &o, &explain);
+    assert_eq!(report.candidates.len(), 1, "{:?}", report.explained);
+    // The same samples beside walks that stop growing at 12 s (a structure that filled
+    // up while the samples counted garbage): refuted over the second half.
+    let filled: Vec<HeapSummary> =
+        (0..24u64).map(|i| heap(i * 1_000 + 50, "Widget", (1 << 20) + at(((i * 1_000 + 50) / 300).min(40)))).collect();
+    let refuted = analyze_run(&samples, &filled, &[], &o, &explain);
+    assert!(refuted.candidates.is_empty(), "{:?}", refuted.candidates);
+    assert!(refuted.explained[0].verdict.contains("second half"), "{}", refuted.explained[0].verdict);
+}
+
+fn candidate(class: &str, same: Option<&str>) -> report::Candidate {
+    report::Candidate {
+        class: class.into(),
+        rank: 1.0,
+        phases: 3,
+        volumes: vec![],
+        instances: vec![],
+        growth_bytes: 1,
+        slice: report::Slice::default(),
+        holders: vec![],
+        allocation_sites: vec![],
+        same_structure_as: same.map(Into::into),
+    }
+}
+
+#[test]
+fn an_application_class_heads_the_group_it_grows_in() {
+    let mut c = vec![
+        candidate("java.lang.String", None),
+        candidate("byte[]", Some("java.lang.String")),
+        candidate("java.util.HashMap$Node", None),
+        candidate("org.apache.catalina.session.StandardSession", Some("java.lang.String")),
+    ];
+    head_by_application_class(&mut c);
+    let order: Vec<(&str, Option<&str>)> =
+        c.iter().map(|c| (c.class.as_str(), c.same_structure_as.as_deref())).collect();
+    let session = "org.apache.catalina.session.StandardSession";
+    assert_eq!(
+        order,
+        [
+            (session, None),
+            ("java.lang.String", Some(session)),
+            ("byte[]", Some(session)),
+            ("java.util.HashMap$Node", None),
+        ]
+    );
+}
+
+#[test]
+fn a_container_whose_array_grew_between_walks_is_the_structure_and_names_its_holder() {
+    // Listeners pile up for 24 s; two walks at the start saw the list's array and the
+    // classes holding them; after that no walk fits, and the array is read every second.
+    let samples: Vec<HeapSummary> =
+        (0..80u64).map(|i| heap(i * 300, "Listener", (1 << 20) + i * (200 << 10))).collect();
+    let edge = |from: &str, to: &str, bytes: u64| EdgeVolume { from: from.into(), to: to.into(), bytes, references: 1 };
+    let walk = |ms: u64, n: u64| HeapSummary {
+        edges: vec![
+            edge("java.lang.Object[]", "Listener", n * 32),
+            edge("java.util.concurrent.CopyOnWriteArrayList", "java.lang.Object[]", n * 4),
+        ],
+        ..heap(ms, "Listener", n * 32)
+    };
+    let walks = [walk(100, 1_000), walk(900, 3_000)];
+    let list = |id: u64, grows: bool| ContainerHolder {
+        id,
+        container: "java.util.concurrent.CopyOnWriteArrayList".into(),
+        array: "java.lang.Object[]".into(),
+        element: "Listener".into(),
+        elements: 3_000,
+        array_field: "array".into(),
+        bytes: 12_000,
+        path: vec!["Shop$PriceService".into(), "class Shop".into()],
+        fields: vec!["listeners".into(), "PRICES".into()],
+        time_ms: 1_000_900,
+        sizes: (1..24).map(|i| (1_000_000 + i * 1_000, if grows { 12_000 + i * 6_000 } else { 12_000 })).collect(),
+    };
+    let o = Options::default().for_samples(64 << 10);
+    let report = analyze_run(&samples, &walks, &[list(7, true), list(8, false)], &o, &[]);
+    let s = report.candidates[0].slice.structure.as_ref().expect("a growing structure");
+    assert_eq!(s.name, "Shop$PriceService.listeners");
+    assert_eq!(s.path, ["Shop$PriceService.listeners", "class Shop.PRICES"]);
+    assert_eq!((s.first_bytes, s.last_bytes), (12_000, 12_000 + 23 * 6_000));
+    assert_eq!((s.element.as_deref(), s.elements), (Some("Listener"), 3_000));
+    assert!(report.candidates[0]
+        .slice
+        .edges
+        .iter()
+        .any(|e| e.from == "Shop$PriceService" && e.field.as_deref() == Some("listeners")));
+    assert!(s.seen_holding);
+    // A list that stayed as the walk left it is no growing structure.
+    let steady = analyze_run(&samples, &walks, &[list(8, false)], &o, &[]);
+    assert!(steady.candidates[0].slice.structure.is_none());
+    // Walks that ran before the leak began saw no edge to the list: the list that grew
+    // over the same time is named, as not seen holding it.
+    let before: Vec<HeapSummary> = [100, 900].iter().map(|&ms| heap(ms, "Listener", 0)).collect();
+    let report = analyze_run(&samples, &before, &[list(7, true)], &o, &[]);
+    let s = report.candidates[0].slice.structure.as_ref().expect("the list that grew");
+    assert_eq!((s.name.as_str(), s.seen_holding), ("Shop$PriceService.listeners", false));
+}
