@@ -14,7 +14,8 @@
 # do not fit the disk (10^9: 96 GB), the first dump is saved as a summary (`leakscope summary`,
 # about 1 MB) and removed before the second is written, and `growth` reads the summary and the
 # last dump, with a summary of a third heap between them, since growth needs three heaps to name a
-# leak (SCALE_SUMMARY=1 does this at any size).
+# leak (SCALE_SUMMARY=1 does this at any size). SCALE_GROWTH=0 writes one dump per size and
+# times `info` and `dominators` alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- 10000000 100000000 400000000
@@ -40,11 +41,13 @@ for n in "$@"; do
   a=$dir/scale-$n-a.hprof
   b=$dir/scale-$n-b.hprof
   sessions=$((n / 200))
-  read -r gen_secs gen_kb < <(measure "$gen" "$n" "$sessions" "$a")
-  earlier=("$a")
+  growth=${SCALE_GROWTH:-1}
+  earlier=()
   sum_secs=
+  [ "$growth" = 0 ] || read -r gen_secs gen_kb < <(measure "$gen" "$n" "$sessions" "$a")
+  [ "$growth" = 0 ] || earlier=("$a")
   free=$(df --output=avail -B1 "$dir" | tail -1)
-  if [ "$free" -lt $((n * 60)) ] || [ "${SCALE_SUMMARY:-}" = 1 ]; then
+  if [ "$growth" != 0 ] && { [ "$free" -lt $((n * 60)) ] || [ "${SCALE_SUMMARY:-}" = 1 ]; }; then
     # The second dump would not fit beside the first: keep each earlier dump as its summary,
     # and a third heap between them (growth needs three heaps to name a leak).
     earlier=()
@@ -56,7 +59,11 @@ for n in "$@"; do
       [ "$step" = 2 ] || measure "$gen" "$n" "$((sessions * 3 / 2))" "$a" > /dev/null
     done
   fi
-  measure "$gen" "$n" "$((2 * sessions))" "$b" > /dev/null
+  if [ "$growth" = 0 ]; then
+    read -r gen_secs gen_kb < <(measure "$gen" "$n" "$((2 * sessions))" "$b")
+  else
+    measure "$gen" "$n" "$((2 * sessions))" "$b" > /dev/null
+  fi
   objects=$(python3 -c "import json; print(json.load(open('$dir/out'))['objects'])")
   bytes=$(stat -c %s "$b")
   row() {
@@ -75,6 +82,10 @@ EOF
   done
   if [ -n "$sum_secs" ]; then
     row "summary" "$sum_secs" "$sum_kb"
+  fi
+  if [ "$growth" = 0 ]; then
+    rm -f "$b"
+    continue
   fi
   read -r secs kb < <(measure "$bin" growth --quiet --json "${earlier[@]}" "$b")
   if [ -n "$sum_secs" ]; then row "growth 2s+1" "$secs" "$kb"; else row "growth 2" "$secs" "$kb"; fi

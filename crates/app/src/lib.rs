@@ -5,12 +5,14 @@
 //! - [`one_dump`]: a dump's histogram and summary;
 //! - [`inputs`]: what a file holds (dump, saved summary, run store) and its summary;
 //! - [`series`]: a series of heaps or an agent's run, ranked, with the holders of what grows;
-//! - [`leak_report`]: everything the HTML report and the web UI show;
+//! - [`leak_report`]: everything the HTML report and the web UI show, and [`browse`]: the
+//!   web UI's pages of the last dump;
 //! - [`expectations`] and [`staleness`]: objects declared dead, and watched objects' last use;
 //! - [`jvm`] and [`live`]: the JVMs of this machine, and the live view of one the agent records.
 
 use std::path::{Path, PathBuf};
 
+pub mod browse;
 pub mod expectations;
 pub mod inputs;
 pub mod jvm;

@@ -2,12 +2,11 @@
 
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
 use clap::Args;
 use graph::Progress;
-use heap::ObjIdx;
 
+use app::browse::Browser;
 use app::leak_report::Analyses;
 
 use render::Html;
@@ -16,6 +15,9 @@ use crate::dump_args::{self, DumpArgs};
 use crate::exit::Exit;
 use crate::progress::Bar;
 use crate::series_args::ViewArgs;
+
+mod query;
+use query::{bad, not_found, Failure, Query};
 
 /// Serve the leak report as a local web UI: the growth view with each candidate's slice, an
 /// expandable dominator tree, a grouping tree re-grouped by any classifiers (count, shallow,
@@ -75,13 +77,7 @@ pub struct ServeArgs {
 }
 
 /// The script of the served page.
-const APP_JS: &str = include_str!("../../assets/app.js");
-/// Rows per page unless the request asks for fewer.
-const PAGE: usize = 25;
-/// Rows per page at most.
-const MAX_PAGE: usize = 500;
-/// Grouping trees kept; the oldest is dropped beyond this.
-const GROUPINGS: usize = 6;
+const APP_JS: &str = include_str!("../../../assets/app.js");
 
 /// Runs the command.
 pub fn run(args: &ServeArgs) -> anyhow::Result<Exit> {
@@ -106,7 +102,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<Exit> {
     let series = gathered.series.clone();
     let analyses = last.as_ref().map(|snap| Analyses::of_last(snap, args.inputs.len(), &bar));
     let report = app::leak_report::model(&args.inputs, &view, gathered, analyses.as_ref(), &bar);
-    let browse = analyses.as_ref().map(|a| Browse::new(a, &bar));
+    let browse = analyses.as_ref().map(|a| Browser::new(a, &bar));
     bar.finish();
     let port = server.server_addr().to_ip().map_or(args.port, |a| a.port());
     let state = State {
@@ -151,7 +147,7 @@ fn loopback_hosts(port: u16) -> Vec<String> {
 struct State<'a, 's> {
     page: String,
     report_json: String,
-    browse: Option<Browse<'a, 's>>,
+    browse: Option<Browser<'a, 's>>,
     /// The heaps' summaries, oldest first, for the comparison view.
     series: Vec<growth::HeapSummary>,
     /// How growth is judged.
@@ -159,17 +155,6 @@ struct State<'a, 's> {
     show_values: bool,
     /// Allowed Host headers; `None` when exposed on purpose.
     hosts: Option<Vec<String>>,
-}
-
-/// A failed request: status and reason.
-struct Failure(u16, String);
-
-fn bad(msg: impl Into<String>) -> Failure {
-    Failure(400, msg.into())
-}
-
-fn not_found(msg: impl Into<String>) -> Failure {
-    Failure(404, msg.into())
 }
 
 /// A successful answer: content type and body.
@@ -238,12 +223,29 @@ impl State<'_, '_> {
                     .as_ref()
                     .ok_or_else(|| not_found("the last input is not a heap dump: there are no objects to browse"))?;
                 let json = match path {
-                    "/api/dominators" => to_json(&b.dominators(&q)?),
-                    "/api/group" => to_json(&b.group(&q)?),
-                    "/api/group/sizes" => to_json(&b.group_sizes(&q)?),
-                    "/api/object" => to_json(&b.object(&q, self.show_values)?),
-                    "/api/class" => to_json(&b.class(&q)?),
-                    _ => to_json(&b.search(&q)?),
+                    "/api/dominators" => {
+                        let parent = q.get("parent").filter(|p| !p.is_empty()).map(|_| q.id("parent")).transpose()?;
+                        to_json(&b.dominators(parent, q.page()?)?)
+                    }
+                    "/api/group" => to_json(&b.group(q.need("by")?, q.node()?, q.page()?)?),
+                    "/api/group/sizes" => to_json(&b.group_sizes(q.need("by")?, q.node()?)?),
+                    "/api/object" => {
+                        let page = analysis::InspectPage {
+                            elements_from: q.number("elements_from", 0)? as u64,
+                            referrers_from: q.number("referrers_from", 0)? as u64,
+                            limit: q.page()?.limit,
+                            show_values: self.show_values,
+                        };
+                        to_json(&b.object(q.id("id")?, page)?)
+                    }
+                    "/api/class" => to_json(&b.class(q.need("name")?)?),
+                    _ => {
+                        let query = q.get("q").unwrap_or("").trim();
+                        let id = dump_args::parse_id(query)
+                            .ok()
+                            .filter(|_| query.starts_with("0x") || query.starts_with("0X"));
+                        to_json(&b.search(query, id, q.page()?))
+                    }
                 };
                 Ok(Body("application/json", json))
             }
@@ -258,235 +260,4 @@ fn header(k: &str, v: &str) -> tiny_http::Header {
 
 fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
-}
-
-/// A request's query parameters, percent-decoded.
-struct Query(Vec<(String, String)>);
-
-impl Query {
-    fn parse(q: &str) -> Query {
-        Query(
-            q.split('&')
-                .filter(|p| !p.is_empty())
-                .map(|p| {
-                    let (k, v) = p.split_once('=').unwrap_or((p, ""));
-                    (decode(k), decode(v))
-                })
-                .collect(),
-        )
-    }
-
-    fn get(&self, key: &str) -> Option<&str> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
-    }
-
-    fn need(&self, key: &str) -> Result<&str, Failure> {
-        self.get(key).filter(|v| !v.is_empty()).ok_or_else(|| bad(format!("missing parameter {key}")))
-    }
-
-    fn number(&self, key: &str, default: usize) -> Result<usize, Failure> {
-        match self.get(key) {
-            None | Some("") => Ok(default),
-            Some(v) => v.parse().map_err(|_| bad(format!("{key}={v:?} is not a number"))),
-        }
-    }
-
-    /// `offset` and `limit`, the latter capped.
-    fn page(&self) -> Result<(usize, usize), Failure> {
-        Ok((self.number("offset", 0)?, self.number("limit", PAGE)?.clamp(1, MAX_PAGE)))
-    }
-}
-
-/// Percent-decoding of a query component, `+` as space; invalid UTF-8 is replaced.
-fn decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => {
-                let hex = |c: u8| char::from(c).to_digit(16);
-                match (hex(b[i + 1]), hex(b[i + 2])) {
-                    (Some(h), Some(l)) => {
-                        out.push((h * 16 + l) as u8);
-                        i += 2;
-                    }
-                    _ => out.push(b'%'),
-                }
-            }
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The last dump's analyses, with the indexes browsing needs.
-struct Browse<'a, 's> {
-    a: &'a Analyses<'s>,
-    /// Dominator tree children, node 0 the super-root and node `i + 1` object `i`.
-    tree: graph::Csr,
-    inspector: analysis::Inspector<'a, 's>,
-    /// Every class, biggest shallow bytes first.
-    histogram: report::Histogram,
-    groupings: Mutex<Vec<(String, Arc<analysis::GroupTree>)>>,
-}
-
-impl<'a, 's> Browse<'a, 's> {
-    fn new(a: &'a Analyses<'s>, progress: &dyn graph::Progress) -> Browse<'a, 's> {
-        Browse {
-            a,
-            tree: a.retention.tree_children(),
-            inspector: analysis::Inspector::new(a.snap, &a.retention, &a.paths, &a.closures, progress),
-            histogram: analysis::histogram(&a.snap.census, analysis::GroupBy::Class),
-            groupings: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn row(&self, o: ObjIdx, of: u64) -> report::DominatorRow {
-        self.inspector.row(o, of)
-    }
-
-    fn object_at(&self, q: &Query, key: &str) -> Result<ObjIdx, Failure> {
-        let id = dump_args::parse_id(q.need(key)?).map_err(bad)?;
-        self.a.snap.find(id).ok_or_else(|| not_found(format!("no object at address 0x{id:x} in the dump")))
-    }
-
-    fn dominators(&self, q: &Query) -> Result<report::DominatorPage, Failure> {
-        let r = &self.a.retention;
-        let parent = match q.get("parent").filter(|p| !p.is_empty()) {
-            Some(_) => Some(self.object_at(q, "parent")?),
-            None => None,
-        };
-        if let Some(p) = parent.filter(|p| !r.is_live(*p)) {
-            return Err(bad(format!(
-                "{} is not strongly reachable from a GC root: it dominates nothing",
-                report::ObjectId(self.a.snap.address(p))
-            )));
-        }
-        let (offset, limit) = q.page()?;
-        let node = analysis::node::of_parent(parent);
-        let kids: Vec<ObjIdx> = self.tree.successors(node).filter_map(|v| analysis::node::object(v as usize)).collect();
-        let total = kids.len();
-        let kids = r.biggest_first(kids, offset.saturating_add(limit));
-        let of = parent.map_or(r.live_bytes(), |p| r.retained_bytes(p));
-        let objects = kids
-            .into_iter()
-            .skip(offset)
-            .map(|o| {
-                let object = self.row(o, of);
-                report::DomNode { more: object.children, object, value: None, nodes: Vec::new() }
-            })
-            .collect();
-        Ok(report::DominatorPage {
-            parent: parent.map(|p| self.row(p, r.live_bytes())),
-            total: total as u64,
-            offset: offset as u64,
-            objects,
-        })
-    }
-
-    /// The grouping tree for `by=`, built on first use and kept for the next pages.
-    fn grouping(&self, q: &Query) -> Result<(Vec<String>, Arc<analysis::GroupTree>), Failure> {
-        let by: Vec<analysis::Classifier> =
-            q.need("by")?.split(',').map(str::parse).collect::<Result<_, String>>().map_err(bad)?;
-        let names: Vec<String> = by.iter().map(ToString::to_string).collect();
-        let key = names.join(",");
-        let found = self.lock().iter().find(|(k, _)| *k == key).map(|(_, t)| Arc::clone(t));
-        let tree = match found {
-            Some(t) => t,
-            None => {
-                let t = Arc::new(analysis::GroupTree::build(self.a.snap, &by));
-                let mut kept = self.lock();
-                if kept.len() >= GROUPINGS {
-                    kept.remove(0);
-                }
-                kept.push((key, Arc::clone(&t)));
-                t
-            }
-        };
-        Ok((names, tree))
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(String, Arc<analysis::GroupTree>)>> {
-        self.groupings.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn group_node(&self, q: &Query, tree: &analysis::GroupTree) -> Result<usize, Failure> {
-        let node = q.number("node", analysis::GroupTree::ROOT)?;
-        if tree.contains(node) {
-            Ok(node)
-        } else {
-            Err(not_found(format!("no group {node} in this grouping")))
-        }
-    }
-
-    fn group(&self, q: &Query) -> Result<report::GroupPage, Failure> {
-        let (by, tree) = self.grouping(q)?;
-        let node = self.group_node(q, &tree)?;
-        let (offset, limit) = q.page()?;
-        let kids = tree.children(node);
-        let child = |n: usize| report::GroupChild { node: n as u64, group: tree.row(n) };
-        Ok(report::GroupPage {
-            by,
-            parent: child(node),
-            total: kids.len() as u64,
-            offset: offset as u64,
-            children: kids.iter().skip(offset).take(limit).map(|&n| child(n)).collect(),
-        })
-    }
-
-    fn group_sizes(&self, q: &Query) -> Result<report::GroupSizesView, Failure> {
-        let (_, tree) = self.grouping(q)?;
-        let node = self.group_node(q, &tree)?;
-        Ok(report::GroupSizesView { node: node as u64, sizes: self.a.closures.sizes(&tree.members(node)).totals() })
-    }
-
-    fn object(&self, q: &Query, show_values: bool) -> Result<report::ObjectView, Failure> {
-        let o = self.object_at(q, "id")?;
-        let (_, limit) = q.page()?;
-        let page = analysis::InspectPage {
-            elements_from: q.number("elements_from", 0)? as u64,
-            referrers_from: q.number("referrers_from", 0)? as u64,
-            limit,
-            show_values,
-        };
-        Ok(self.inspector.view(o, page))
-    }
-
-    fn class(&self, q: &Query) -> Result<report::ClassView, Failure> {
-        let (s, r) = (self.a.snap, &self.a.retention);
-        let name = q.need("name")?;
-        let selector: analysis::Selector =
-            format!("class:{name}").parse().map_err(|e: analysis::SelectError| bad(e.to_string()))?;
-        let objects = selector.select(s).map_err(|e| not_found(e.to_string()))?;
-        let biggest = r.biggest_first(objects.clone(), 10);
-        Ok(report::ClassView {
-            class: name.to_string(),
-            sizes: self.a.closures.sizes(&objects).totals(),
-            paths: self.a.paths.report(selector.to_string(), &objects, 5),
-            biggest: biggest.into_iter().map(|o| self.row(o, r.live_bytes())).collect(),
-        })
-    }
-
-    fn search(&self, q: &Query) -> Result<report::SearchPage, Failure> {
-        let query = q.get("q").unwrap_or("").trim().to_string();
-        let (offset, limit) = q.page()?;
-        let needle = query.to_lowercase();
-        let matching: Vec<&report::HistogramRow> =
-            self.histogram.classes.iter().filter(|c| c.name.to_lowercase().contains(&needle)).collect();
-        let object = dump_args::parse_id(&query)
-            .ok()
-            .filter(|_| query.starts_with("0x") || query.starts_with("0X"))
-            .and_then(|id| self.a.snap.find(id))
-            .map(|o| report::ObjectId(self.a.snap.address(o)));
-        Ok(report::SearchPage {
-            total: matching.len() as u64,
-            offset: offset as u64,
-            classes: matching.into_iter().skip(offset).take(limit).cloned().collect(),
-            object,
-            query,
-        })
-    }
 }
