@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use heap::ObjIdx;
 
 use crate::leak_report::Analyses;
+use crate::page::Page;
 
 /// How many grouping trees are kept for the next pages (each costs a pass over the heap).
 const GROUPINGS: usize = 6;
@@ -21,15 +22,6 @@ pub enum BrowseError {
     /// What it names is not in the dump.
     #[error("{0}")]
     NotFound(String),
-}
-
-/// One page of a list: the first item's index and how many items.
-#[derive(Debug, Clone, Copy)]
-pub struct Page {
-    /// Index of the first item.
-    pub offset: usize,
-    /// Items at most.
-    pub limit: usize,
 }
 
 /// The last dump's analyses, with the indexes browsing needs.

@@ -8,7 +8,8 @@
 //! - [`leak_report`]: everything the HTML report and the web UI show, and [`browse`]: the
 //!   web UI's pages of the last dump;
 //! - [`expectations`] and [`staleness`]: objects declared dead, and watched objects' last use;
-//! - [`jvm`] and [`live`]: the JVMs of this machine, and the live view of one the agent records.
+//! - [`jvm`] and [`live`]: the JVMs of this machine, and the live view of one the agent records;
+//! - [`tools`]: the MCP server's tools, each a page of one of these answers ([`page`]).
 
 use std::path::{Path, PathBuf};
 
@@ -19,11 +20,13 @@ pub mod jvm;
 pub mod leak_report;
 pub mod live;
 pub mod one_dump;
+pub mod page;
 pub mod partial;
 pub mod schemas;
 pub mod series;
 pub mod share;
 pub mod staleness;
+pub mod tools;
 
 /// What a caller hears while the work runs: progress, and the warnings of what was read.
 pub trait Reporter: graph::Progress {

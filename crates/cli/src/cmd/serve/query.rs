@@ -1,7 +1,8 @@
 //! A request as the web UI sends it: its query parameters, percent-decoded and read as
 //! numbers, addresses and pages, and a failed request's status.
 
-use app::browse::{BrowseError, Page};
+use app::browse::BrowseError;
+use app::page::Page;
 
 use crate::dump_args;
 
