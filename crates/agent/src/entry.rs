@@ -1,11 +1,15 @@
 //! The JVM's entry points into the agent: `Agent_OnLoad`, `Agent_OnAttach`,
 //! `Agent_OnUnload` and the JVMTI event callbacks. This module and `jvmti` are where raw
-//! pointers from the VM become the agent's types; each callback is behind [`crate::guard`].
+//! pointers from the VM become the agent's types; each callback is behind [`crate::lifecycle::guard`].
 
 use std::ffi::{c_char, c_void, CStr};
 
 use crate::jvmti::{Jint, Jlong, Jni, Jobject, Vm};
-use crate::*;
+use std::sync::atomic::Ordering;
+
+use crate::jvmti::FrameInfo;
+use crate::lifecycle::*;
+use crate::{expect, instrument};
 
 fn options_text(options: *const c_char) -> String {
     if options.is_null() {

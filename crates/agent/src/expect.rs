@@ -143,16 +143,16 @@ pub fn bind(jni: Jni, class: Jobject, announce: bool) -> bool {
 
 /// `LeakScope.touched0(self)`: an instance method of a watched class was entered.
 unsafe extern "C" fn touched0(_jni: *mut c_void, _class: Jobject, o: Jobject) {
-    crate::guard("LeakScope.touched", (), || record_use(o, crate::watch::Use::Method))
+    crate::lifecycle::guard("LeakScope.touched", (), || record_use(o, crate::watch::Use::Method))
 }
 
 /// `LeakScope.created0(self)`: a constructor of a watched class is returning.
 unsafe extern "C" fn created0(_jni: *mut c_void, _class: Jobject, o: Jobject) {
-    crate::guard("LeakScope.created", (), || record_use(o, crate::watch::Use::Creation))
+    crate::lifecycle::guard("LeakScope.created", (), || record_use(o, crate::watch::Use::Creation))
 }
 
 fn record_use(o: Jobject, how: crate::watch::Use) {
-    let Some(a) = crate::AGENT.get() else { return };
+    let Some(a) = crate::lifecycle::AGENT.get() else { return };
     if let (Some(w), false) = (a.watch.as_ref(), o.is_null()) {
         if let Ok(tag) = a.env.get_tag(o) {
             w.touched(a.env, o, tag, how);
@@ -161,7 +161,7 @@ fn record_use(o: Jobject, how: crate::watch::Use) {
 }
 
 unsafe extern "C" fn bound0(_jni: *mut c_void, _class: Jobject) -> u8 {
-    u8::from(crate::AGENT.get().is_some())
+    u8::from(crate::lifecycle::AGENT.get().is_some())
 }
 
 // The same natives under their JNI names: HotSpot looks native methods up in agent libraries
@@ -210,8 +210,8 @@ pub unsafe extern "C" fn Java_io_leakscope_LeakScope_created0(jni: *mut c_void, 
 
 /// `LeakScope.expectDead0(o)`: tags `o`, records the expectation, returns the call site.
 unsafe extern "C" fn expect_dead0(jni: *mut c_void, _class: Jobject, o: Jobject) -> Jobject {
-    crate::guard("LeakScope.expectDead", std::ptr::null_mut(), || {
-        let Some(a) = crate::AGENT.get() else { return std::ptr::null_mut() };
+    crate::lifecycle::guard("LeakScope.expectDead", std::ptr::null_mut(), || {
+        let Some(a) = crate::lifecycle::AGENT.get() else { return std::ptr::null_mut() };
         // SAFETY: the JVM passed this thread's JNIEnv to the native method.
         let jni = unsafe { Jni::from_raw(jni) };
         if o.is_null() || !a.active() {

@@ -13,8 +13,8 @@ use growth::{ClassVolume, HeapSummary};
 use crate::calibration::Calibration;
 use crate::classes::REFERENCE;
 use crate::jvmti::{Jint, Jni};
+use crate::lifecycle::{disable, events_off, events_on, Agent, AGENT};
 use crate::time::now_ms;
-use crate::{disable, events_off, events_on, Agent, AGENT};
 use runstore::{Checked, SampledClass, Store};
 
 /// Sampled snapshots the online ranking looks at.
@@ -115,7 +115,7 @@ fn catch_up_on_loaded(a: &Agent, jni: Jni) -> Result<(), String> {
             crate::expect::bind(jni, c, true);
         }
         if let Some(w) = &a.watch {
-            let name = crate::source_name(&signature);
+            let name = crate::classes::source_name(&signature);
             if w.watches(&name) && !hooked.contains(&name) {
                 watched.push(c);
             }

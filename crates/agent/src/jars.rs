@@ -1,0 +1,9 @@
+//! The Java side of the agent, built into it (`build.rs`).
+
+/// `leakscope-api.jar`, the Java side of `LeakScope.expectDead` and the JUnit 5 extension
+/// `@LeakTest`, built from `java/io/leakscope` (empty when no JDK was found at build time).
+pub const API_JAR: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/leakscope-api.jar"));
+
+/// `LeakScope` alone, for the bootstrap class path (the JUnit extension's classes there would
+/// be defined by the boot loader, which cannot see JUnit).
+pub(crate) const BOOT_JAR: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/leakscope-boot.jar"));
