@@ -5,35 +5,37 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 mod probe;
+mod record;
 #[cfg(test)]
 mod tests;
+mod walks;
 
-use growth::{ClassVolume, HeapSummary};
+use growth::HeapSummary;
 
 use crate::calibration::Calibration;
 use crate::classes::REFERENCE;
 use crate::jvmti::{Jint, Jni};
 use crate::lifecycle::{disable, events_off, events_on, Agent, AGENT};
 use crate::time::now_ms;
-use runstore::{Checked, SampledClass, Store};
+use runstore::{Checked, Store};
 
 /// Sampled snapshots the online ranking looks at.
-const RECENT: usize = 64;
+pub(super) const RECENT: usize = 64;
 /// Sampled snapshots are recorded at least this often even without collections (ZGC posts
 /// no collection events; an idle JVM collects rarely).
 const IDLE_PERIOD: Duration = Duration::from_secs(10);
 /// Walks taken whenever the budget allows, before any candidate: a walk-checked start of
 /// the series the ranking prefers, and two walks whose edges can be growth-tested.
-const FIRST_WALKS: u64 = 2;
+pub(super) const FIRST_WALKS: u64 = 2;
 /// The walk budget is a share of the time since this long before the agent started: the
 /// first walks, while the heap is still small and cheap to walk, need not wait for the share
 /// of a minute to build up (a leaking service grew to 311 MB in its first minute, without one).
-const BUDGET_HEAD_START: Duration = Duration::from_secs(60);
+pub(super) const BUDGET_HEAD_START: Duration = Duration::from_secs(60);
 /// Walks the online ranking's slices look at: the run store keeps more, but a Tomcat walk's
 /// class graph takes a few megabytes, and growing edges show over the newest walks.
-const RECENT_WALKS: usize = 16;
+pub(super) const RECENT_WALKS: usize = 16;
 /// Sites recorded per sampled snapshot, most live bytes first.
-const MAX_SITES: usize = 500;
+pub(super) const MAX_SITES: usize = 500;
 
 struct Worker<'a> {
     a: &'a Agent,
@@ -402,399 +404,6 @@ impl<'a> Worker<'a> {
         }
         self.store.write_container_sizes(time, &sizes).map_err(|e| e.to_string())
     }
-
-    fn record_sample(&mut self, gc: u64, checked: Checked) -> Result<(), String> {
-        let a = self.a;
-        if checked == Checked::Collection && a.object_free {
-            a.settle_frees();
-        }
-        if checked == Checked::Collection {
-            self.used_after_gc = self.jni.heap_used().or(self.used_after_gc);
-        }
-        a.sampler.drain_freed();
-        if a.expectations.drain_freed() {
-            self.write_expectations()?;
-        }
-        let names = a.classes.names();
-        let name = |id: usize| names.get(id).cloned().unwrap_or_else(|| format!("(class #{id})"));
-        let judged = match checked {
-            Checked::Walk => Some(self.walk_began),
-            Checked::Collection => Some(a.gc_seq.load(Ordering::Acquire)),
-            Checked::Nothing => None,
-        };
-        let (mut volumes, site_volumes) = a.sampler.volumes(judged);
-        // Classes a walk counted that no sample has (made before sampling began) count too.
-        volumes.resize(volumes.len().max(self.calibration.classes_end()), Default::default());
-        let volumes: Vec<_> = volumes.iter().enumerate().map(|(id, v)| self.calibration.apply(id as u32, v)).collect();
-        let classes: Vec<SampledClass> = volumes
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| v.live_samples > 0 || v.allocated_bytes > 0.0 || v.live_bytes > 0.0)
-            .map(|(id, v)| SampledClass {
-                name: name(id),
-                instances: v.live_instances.round() as u64,
-                bytes: v.live_bytes.round() as u64,
-                allocated_bytes: v.allocated_bytes.round() as u64,
-            })
-            .collect();
-        self.describe_new_sites(&names)?;
-        let mut sites: Vec<(u32, u64, u64)> = site_volumes
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, v))| v.live_samples > 0)
-            .map(|(id, (class, v))| {
-                let v = self.calibration.apply_to_site(*class, v);
-                (id as u32, v.live_bytes.round() as u64, v.allocated_bytes.round() as u64)
-            })
-            .collect();
-        sites.sort_by_key(|s| std::cmp::Reverse(s.1));
-        sites.truncate(MAX_SITES);
-        let time = now_ms();
-        self.store.write_sample(time, gc, checked, &classes, &sites).map_err(|e| e.to_string())?;
-        let live: Vec<ClassVolume> = classes
-            .iter()
-            .filter(|c| c.bytes > 0)
-            .map(|c| ClassVolume { name: c.name.clone(), instances: c.instances, bytes: c.bytes })
-            .collect();
-        self.recent.push((
-            HeapSummary {
-                source: format!("gc {gc}"),
-                time_ms: Some(time),
-                gc_count: Some(gc),
-                total_bytes: live.iter().map(|c| c.bytes).sum(),
-                total_instances: live.iter().map(|c| c.instances).sum(),
-                classes: live,
-                edges: Vec::new(),
-                ..Default::default()
-            },
-            checked,
-        ));
-        if self.recent.len() > RECENT {
-            self.recent.remove(0);
-        }
-        let opts = growth::Options::default().for_samples(u64::from(a.opts.interval));
-        // As the run report ranks: on snapshots a collection or a walk checked when there are
-        // enough, so that a collector's sawtooth does not trigger walks.
-        let checked: Vec<HeapSummary> =
-            self.recent.iter().filter(|(_, c)| *c >= Checked::Collection).map(|(s, _)| s.clone()).collect();
-        self.ranked_checked = checked.len() >= opts.ratio.min_phases as usize + 2;
-        let series = if self.ranked_checked { checked } else { self.recent.iter().map(|(s, _)| s.clone()).collect() };
-        let report = growth::analyze_run(&series, &self.walk_summaries, &self.walk_holders, &opts, &[]);
-        self.ranked = report.candidates.iter().map(|c| (c.class.clone(), c.slice.structure.is_some())).collect();
-        self.candidates = growth::headline_candidates(&report);
-        self.candidates.truncate(crate::metrics::MAX_CANDIDATES);
-        // Walks are planned on a looser test: a class growing by the fixed minimum, even within
-        // its sampling error, is worth a walk, which says whether it holds (the slice needs
-        // walks during the growth). Without it, the Tomcat leak's first candidate came at 75 s
-        // and too few walks followed for a slice by two minutes.
-        let eager = growth::Options { sampling_interval: None, ..opts };
-        self.worth_a_walk = !self.candidates.is_empty() || !growth::analyze(&series, &eager, &[]).candidates.is_empty();
-        Ok(())
-    }
-
-    fn describe_new_sites(&mut self, names: &[String]) -> Result<(), String> {
-        let a = self.a;
-        let sites = a.sampler.sites_from(self.known_sites);
-        if sites.is_empty() || !self.jni.push_local_frame(16) {
-            return Ok(());
-        }
-        let mut written = Ok(());
-        for (k, (class, key)) in sites.iter().enumerate() {
-            let frames: Vec<String> = key
-                .iter()
-                .map(|&(m, loc)| a.env.describe_frame(&crate::jvmti::FrameInfo { method: m as *mut _, location: loc }))
-                .collect();
-            let class = names.get(*class as usize).cloned().unwrap_or_default();
-            written = self.store.add_site((self.known_sites + k) as u32, &class, &frames);
-            if written.is_err() {
-                break;
-            }
-        }
-        // The local frame is popped whatever the store said.
-        self.jni.pop_local_frame();
-        written.map_err(|e| e.to_string())?;
-        self.known_sites += sites.len();
-        Ok(())
-    }
-
-    /// Walks when the budgets allow and a walk is wanted: the first few, while a class is a
-    /// candidate (its slice needs growing edges), and at least every `walk_every`. Returns
-    /// whether it walked.
-    fn maybe_walk(&mut self, gc: u64) -> Result<bool, String> {
-        let a = self.a;
-        // The newest snapshot a collection or walk checked: between collections the samples
-        // also count the garbage since the last one (a steady Tomcat's 6 MiB read 250 MiB),
-        // which would predict pauses that never come. Even so, sampled live objects count
-        // some dead ones: a prediction on the safe side.
-        let newest = self.recent.iter().rev().find(|s| s.1 >= Checked::Collection).or(self.recent.last());
-        let live_bytes = newest.map_or(0, |s| s.0.total_bytes) as f64;
-        let live_objects = newest.map_or(0, |s| s.0.total_instances) as f64;
-        let objects = self.plan.objects(live_bytes, live_objects, self.used_after_gc);
-        let predicted = self.plan.predict(objects, a.opts.max_pause);
-        let wanted = self.walks < FIRST_WALKS
-            || self.worth_a_walk
-            || self.last_walk.is_none_or(|(t, _, _)| t.elapsed() >= a.opts.walk_every);
-        if !wanted {
-            return Ok(false);
-        }
-        if !predicted.fits {
-            let heap_bytes = self.used_after_gc.map_or(live_bytes, |u| u as f64).max(live_bytes);
-            let takes = self.plan.what_it_takes(&predicted, heap_bytes, a.opts.max_pause);
-            if self.last_skip_note.is_none_or(|t| t.elapsed() >= a.opts.walk_every) {
-                self.last_skip_note = Some(Instant::now());
-                self.walks_skipped += 1;
-                let msg = format!("heap walk skipped: {takes}; candidates are still ranked from samples");
-                self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
-                self.store.set_meta("walk_blocked", &takes).map_err(|e| e.to_string())?;
-            }
-            self.predicted_pause = predicted.pause;
-            self.maybe_probe(objects)?;
-            return Ok(false);
-        }
-        self.predicted_pause = predicted.pause;
-        let allowed = (a.started.elapsed() + BUDGET_HEAD_START).as_secs_f64() * a.opts.budget_percent / 100.0;
-        if (self.walk_spent + predicted.pause).as_secs_f64() > allowed {
-            return Ok(false);
-        }
-        if !self.register_classes()? {
-            return Ok(false);
-        }
-        if a.opts.walk_floor {
-            if let Ok(floor) = crate::walk::floor(a.env) {
-                let msg = format!("floor walk: {:.3} ms", floor.as_secs_f64() * 1000.0);
-                self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
-            }
-        }
-        let before = a.sampler.next_seq();
-        let watched_classes = a.watch.as_ref().map(|w| w.watched_classes(&a.classes.names())).unwrap_or_default();
-        self.holders.freed(&std::mem::take(&mut *a.freed_links.lock().unwrap_or_else(|p| p.into_inner())));
-        let walk = match crate::walk::walk(
-            a.env,
-            || a.classes.names(),
-            self.referent_index,
-            &mut self.holders,
-            a.watch.as_ref().map(|w| (w, watched_classes.as_slice())),
-            predicted.deadline,
-            a.panics_in("walk"),
-        ) {
-            Ok(Ok(w)) => w,
-            Ok(Err(aborted)) => {
-                self.walk_spent += aborted.pause;
-                self.walks_skipped += 1;
-                self.note_pause(aborted.pause)?;
-                self.plan.stopped(aborted.pause, aborted.until_stop, aborted.objects, objects);
-                let msg = format!(
-                    "heap walk stopped at its deadline ({} of max_pause {}) after {} objects, {} in all (predicted {}); the next predictions use its rate",
-                    report::human_ms(predicted.deadline.as_millis() as u64),
-                    report::human_ms(a.opts.max_pause.as_millis() as u64),
-                    report::thousands(aborted.objects),
-                    report::human_ms(aborted.pause.as_millis() as u64),
-                    report::human_ms(predicted.pause.as_millis() as u64)
-                );
-                self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
-                return Ok(false);
-            }
-            Err(crate::walk::WalkFailed::Panicked) => {
-                return Err("internal error (panic) in a heap walk callback".into())
-            }
-            Err(crate::walk::WalkFailed::Jvmti(e)) => {
-                self.store.event(now_ms(), &format!("heap walk failed: {e}")).map_err(|e| e.to_string())?;
-                return Ok(false);
-            }
-        };
-        if walk.summary.total_instances == 0 {
-            // A live heap always holds objects: this walk raced the JVM's exit (seen on JDK 25,
-            // where it would have marked every sample unreached and ended the run at 0 B).
-            self.store.event(now_ms(), "heap walk reached no object: the JVM is ending").map_err(|e| e.to_string())?;
-            return Ok(false);
-        }
-        a.sampler.unreached(before, &walk.seen_samples);
-        self.walk_began = before;
-        let mut summary = walk.summary;
-        self.calibrate(&summary);
-        summary.source = format!("gc {gc} (walk)");
-        summary.time_ms = Some(now_ms());
-        summary.gc_count = Some(gc);
-        self.walks += 1;
-        self.walk_spent += walk.pause;
-        self.last_pause = walk.pause;
-        self.note_pause(walk.pause)?;
-        self.plan.walked(walk.pause, summary.total_instances, summary.total_bytes);
-        if self.last_skip_note.take().is_some() {
-            self.store.set_meta("walk_blocked", "").map_err(|e| e.to_string())?;
-        }
-        self.last_walk = Some((Instant::now(), summary.total_instances, summary.total_bytes as f64));
-        let mut holders = walk.holders;
-        self.containers.after_walk(a.env, self.jni, &mut holders, &walk.chain_objects);
-        self.keep_sizes(&mut holders);
-        for h in &mut holders {
-            h.time_ms = summary.time_ms.unwrap_or(0);
-        }
-        self.store.write_walk(&summary, walk.pause.as_secs_f64() * 1000.0, &holders).map_err(|e| e.to_string())?;
-        let (links, added) = self.holders.counts();
-        let links = format!("{links} objects linked after the last walk, which linked {added} on paths");
-        self.store.set_meta("walk_links", &links).map_err(|e| e.to_string())?;
-        self.walk_summaries.push(summary.clone());
-        if self.walk_summaries.len() > RECENT_WALKS {
-            self.walk_summaries.remove(0);
-        }
-        self.walk_holders = holders;
-        self.chain_objects = walk.chain_objects;
-        if !a.expectations.is_empty() {
-            a.expectations.drain_freed();
-            a.expectations.walked(summary.time_ms.unwrap_or(0), &walk.expected);
-            self.write_expectations()?;
-        }
-        if a.watch.is_some() {
-            self.write_watched(true)?;
-        }
-        Ok(true)
-    }
-
-    /// Holds the live volumes to what the walk of `summary` counted (see [`Calibration`]).
-    fn calibrate(&mut self, summary: &HeapSummary) {
-        let names = self.a.classes.names();
-        let ids: rustc_hash::FxHashMap<&str, u32> =
-            names.iter().enumerate().map(|(id, n)| (n.as_str(), id as u32)).collect();
-        let exact = summary
-            .classes
-            .iter()
-            .filter_map(|c| ids.get(c.name.as_str()).map(|&id| (id, (c.bytes, c.instances))))
-            .collect();
-        let (sampled, _) = self.a.sampler.volumes(Some(self.walk_began));
-        self.calibration.walked(&exact, &sampled);
-    }
-
-    /// Whether growth can be judged yet, as `growth RUN.db` judges: not before the run has
-    /// been observed for its minimum span.
-    fn judged(&self) -> bool {
-        self.a.started.elapsed() >= Duration::from_millis(growth::RUN_MIN_SPAN_MS)
-    }
-
-    /// Takes a live heap dump beside the run store once a candidate is confirmed (the run is
-    /// judged, and ranked on checked snapshots): at most one per `capture_every`, and none
-    /// while the live heap (the last walk's, else the sampled estimate) is over
-    /// `capture_max_heap`, which is said once per `capture_every` instead.
-    fn maybe_capture(&mut self) -> Result<(), String> {
-        let a = self.a;
-        let confirmed = a.opts.capture_on_leak && self.judged() && self.ranked_checked;
-        let Some(class) = self.candidates.first().filter(|_| confirmed).map(|c| c.class.clone()) else {
-            return Ok(());
-        };
-        if self.last_capture.is_some_and(|t| t.elapsed() < a.opts.capture_every) {
-            return Ok(());
-        }
-        self.last_capture = Some(Instant::now());
-        let live = match self.last_walk {
-            Some((_, _, bytes)) => bytes as u64,
-            None => self.recent.last().map_or(0, |s| s.0.total_bytes),
-        };
-        let reason = format!("{class} grows ({} live)", report::human_bytes(live));
-        if live > a.opts.capture_max_heap {
-            let msg = format!(
-                "heap dump not captured: the live heap ({}) is over capture_max_heap ({}); {reason}",
-                report::human_bytes(live),
-                report::human_bytes(a.opts.capture_max_heap)
-            );
-            return self.store.event(now_ms(), &msg).map_err(|e| e.to_string());
-        }
-        let n = self.captures + 1;
-        let path = runstore::capture_file(&a.opts.out, n);
-        // The JVM refuses to overwrite: a dump of an earlier run under this name goes.
-        let _ = std::fs::remove_file(&path);
-        let started = Instant::now();
-        let msg = match self.jni.dump_heap(&path.to_string_lossy(), true) {
-            Ok(()) => {
-                self.captures = n;
-                let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-                self.store.write_capture(now_ms(), &file, live, &reason).map_err(|e| e.to_string())?;
-                format!("heap dump captured in {:.1} s: {} ({reason})", started.elapsed().as_secs_f64(), path.display())
-            }
-            Err(e) => format!("heap dump capture failed: {e}"),
-        };
-        self.store.event(now_ms(), &msg).map_err(|e| e.to_string())
-    }
-
-    /// Writes the watched objects whose last use changed (all of them after a walk, which
-    /// may have tagged new ones and learned more of what holds them).
-    fn write_watched(&mut self, after_walk: bool) -> Result<(), String> {
-        let a = self.a;
-        let Some(w) = a.watch.as_ref() else { return Ok(()) };
-        let notes = std::mem::take(&mut *a.instrumented.lock().unwrap_or_else(|p| p.into_inner()));
-        for n in notes {
-            self.store.event(now_ms(), &n).map_err(|e| e.to_string())?;
-        }
-        let names = a.classes.names();
-        if after_walk {
-            let now = now_ms();
-            for (slot, class, path) in self.holders.watched(&names) {
-                self.tagged_ms.entry(slot).or_insert(now);
-                let path = splice(path, &names[class as usize], &self.walk_holders);
-                self.watched_paths.insert(slot, (class, path));
-            }
-        }
-        let epoch = now_ms().saturating_sub(w.now_ms());
-        let mut rows = Vec::new();
-        for (slot, (class, holders)) in &self.watched_paths {
-            let Some(last) = w.last(*slot) else { continue };
-            let key = (last.ms, last.freed);
-            if !after_walk && self.watched_written.get(slot) == Some(&key) {
-                continue;
-            }
-            self.watched_written.insert(*slot, key);
-            let location = match last.frame {
-                (m, _) if m.is_null() || last.ms.is_none() => None,
-                (m, loc) => Some(
-                    self.locations
-                        .entry((m as usize, loc))
-                        .or_insert_with(|| a.env.describe_frame(&crate::jvmti::FrameInfo { method: m, location: loc }))
-                        .clone(),
-                ),
-            };
-            rows.push((
-                *slot,
-                runstore::WatchedObject {
-                    class: names.get(*class as usize).cloned().unwrap_or_default(),
-                    holders: holders.clone(),
-                    tagged_ms: self.tagged_ms.get(slot).copied().unwrap_or(0),
-                    last_ms: last.ms.map(|ms| epoch + ms),
-                    location,
-                    freed: last.freed,
-                },
-            ));
-        }
-        if after_walk {
-            self.store.set_meta("watch_slots_used", &w.slots_used().to_string()).map_err(|e| e.to_string())?;
-        }
-        if rows.is_empty() {
-            return Ok(());
-        }
-        self.store.write_watched(&rows).map_err(|e| e.to_string())
-    }
-
-    fn write_expectations(&mut self) -> Result<(), String> {
-        let names = self.a.classes.names();
-        let rows: Vec<runstore::StoredExpectation> = self.a.expectations.all().iter().map(|x| x.row(&names)).collect();
-        self.store.write_expectations(&rows).map_err(|e| e.to_string())
-    }
-}
-
-/// A watched object's `path` (holders outwards, of an object of class `class`) that stops
-/// at an array not known further, continued through the container whose array is of that
-/// class and holds elements of the class before it: a copy-on-write list replaces its array
-/// at every addition, so the array a walk linked is gone before the next walk can learn what
-/// holds it, while the list's chain, and its elements' class, are known.
-fn splice(mut path: Vec<String>, class: &str, containers: &[runstore::HolderChain]) -> Vec<String> {
-    let n = path.len();
-    if n < 2 || path[n - 1] != "…" || !path[n - 2].ends_with("[]") {
-        return path;
-    }
-    let element = if n >= 3 { path[n - 3].as_str() } else { class };
-    let Some(c) = containers.iter().find(|c| c.array == path[n - 2] && c.element == element) else { return path };
-    path.pop();
-    path.push(c.container.clone());
-    path.extend(c.path.iter().cloned());
-    path
 }
 
 /// The JVM's command line, for the OTLP resource (which JVM in the fleet this is).

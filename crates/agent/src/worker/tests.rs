@@ -1,4 +1,4 @@
-use super::splice;
+use super::record::splice;
 
 fn list() -> runstore::HolderChain {
     runstore::HolderChain {

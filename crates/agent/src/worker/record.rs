@@ -1,0 +1,206 @@
+//! What the worker writes to the run store after a collection: the sampled snapshot, new
+//! allocation sites, watched objects and expectations.
+
+use crate::time::now_ms;
+use growth::{ClassVolume, HeapSummary};
+use runstore::{Checked, SampledClass};
+use std::sync::atomic::Ordering;
+
+use super::{Worker, MAX_SITES, RECENT};
+
+impl Worker<'_> {
+    pub(super) fn record_sample(&mut self, gc: u64, checked: Checked) -> Result<(), String> {
+        let a = self.a;
+        if checked == Checked::Collection && a.object_free {
+            a.settle_frees();
+        }
+        if checked == Checked::Collection {
+            self.used_after_gc = self.jni.heap_used().or(self.used_after_gc);
+        }
+        a.sampler.drain_freed();
+        if a.expectations.drain_freed() {
+            self.write_expectations()?;
+        }
+        let names = a.classes.names();
+        let name = |id: usize| names.get(id).cloned().unwrap_or_else(|| format!("(class #{id})"));
+        let judged = match checked {
+            Checked::Walk => Some(self.walk_began),
+            Checked::Collection => Some(a.gc_seq.load(Ordering::Acquire)),
+            Checked::Nothing => None,
+        };
+        let (mut volumes, site_volumes) = a.sampler.volumes(judged);
+        // Classes a walk counted that no sample has (made before sampling began) count too.
+        volumes.resize(volumes.len().max(self.calibration.classes_end()), Default::default());
+        let volumes: Vec<_> = volumes.iter().enumerate().map(|(id, v)| self.calibration.apply(id as u32, v)).collect();
+        let classes: Vec<SampledClass> = volumes
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.live_samples > 0 || v.allocated_bytes > 0.0 || v.live_bytes > 0.0)
+            .map(|(id, v)| SampledClass {
+                name: name(id),
+                instances: v.live_instances.round() as u64,
+                bytes: v.live_bytes.round() as u64,
+                allocated_bytes: v.allocated_bytes.round() as u64,
+            })
+            .collect();
+        self.describe_new_sites(&names)?;
+        let mut sites: Vec<(u32, u64, u64)> = site_volumes
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, v))| v.live_samples > 0)
+            .map(|(id, (class, v))| {
+                let v = self.calibration.apply_to_site(*class, v);
+                (id as u32, v.live_bytes.round() as u64, v.allocated_bytes.round() as u64)
+            })
+            .collect();
+        sites.sort_by_key(|s| std::cmp::Reverse(s.1));
+        sites.truncate(MAX_SITES);
+        let time = now_ms();
+        self.store.write_sample(time, gc, checked, &classes, &sites).map_err(|e| e.to_string())?;
+        let live: Vec<ClassVolume> = classes
+            .iter()
+            .filter(|c| c.bytes > 0)
+            .map(|c| ClassVolume { name: c.name.clone(), instances: c.instances, bytes: c.bytes })
+            .collect();
+        self.recent.push((
+            HeapSummary {
+                source: format!("gc {gc}"),
+                time_ms: Some(time),
+                gc_count: Some(gc),
+                total_bytes: live.iter().map(|c| c.bytes).sum(),
+                total_instances: live.iter().map(|c| c.instances).sum(),
+                classes: live,
+                edges: Vec::new(),
+                ..Default::default()
+            },
+            checked,
+        ));
+        if self.recent.len() > RECENT {
+            self.recent.remove(0);
+        }
+        let opts = growth::Options::default().for_samples(u64::from(a.opts.interval));
+        // As the run report ranks: on snapshots a collection or a walk checked when there are
+        // enough, so that a collector's sawtooth does not trigger walks.
+        let checked: Vec<HeapSummary> =
+            self.recent.iter().filter(|(_, c)| *c >= Checked::Collection).map(|(s, _)| s.clone()).collect();
+        self.ranked_checked = checked.len() >= opts.ratio.min_phases as usize + 2;
+        let series = if self.ranked_checked { checked } else { self.recent.iter().map(|(s, _)| s.clone()).collect() };
+        let report = growth::analyze_run(&series, &self.walk_summaries, &self.walk_holders, &opts, &[]);
+        self.ranked = report.candidates.iter().map(|c| (c.class.clone(), c.slice.structure.is_some())).collect();
+        self.candidates = growth::headline_candidates(&report);
+        self.candidates.truncate(crate::metrics::MAX_CANDIDATES);
+        // Walks are planned on a looser test: a class growing by the fixed minimum, even within
+        // its sampling error, is worth a walk, which says whether it holds (the slice needs
+        // walks during the growth). Without it, the Tomcat leak's first candidate came at 75 s
+        // and too few walks followed for a slice by two minutes.
+        let eager = growth::Options { sampling_interval: None, ..opts };
+        self.worth_a_walk = !self.candidates.is_empty() || !growth::analyze(&series, &eager, &[]).candidates.is_empty();
+        Ok(())
+    }
+
+    pub(super) fn describe_new_sites(&mut self, names: &[String]) -> Result<(), String> {
+        let a = self.a;
+        let sites = a.sampler.sites_from(self.known_sites);
+        if sites.is_empty() || !self.jni.push_local_frame(16) {
+            return Ok(());
+        }
+        let mut written = Ok(());
+        for (k, (class, key)) in sites.iter().enumerate() {
+            let frames: Vec<String> = key
+                .iter()
+                .map(|&(m, loc)| a.env.describe_frame(&crate::jvmti::FrameInfo { method: m as *mut _, location: loc }))
+                .collect();
+            let class = names.get(*class as usize).cloned().unwrap_or_default();
+            written = self.store.add_site((self.known_sites + k) as u32, &class, &frames);
+            if written.is_err() {
+                break;
+            }
+        }
+        // The local frame is popped whatever the store said.
+        self.jni.pop_local_frame();
+        written.map_err(|e| e.to_string())?;
+        self.known_sites += sites.len();
+        Ok(())
+    }
+
+    /// Writes the watched objects whose last use changed (all of them after a walk, which
+    /// may have tagged new ones and learned more of what holds them).
+    pub(super) fn write_watched(&mut self, after_walk: bool) -> Result<(), String> {
+        let a = self.a;
+        let Some(w) = a.watch.as_ref() else { return Ok(()) };
+        let notes = std::mem::take(&mut *a.instrumented.lock().unwrap_or_else(|p| p.into_inner()));
+        for n in notes {
+            self.store.event(now_ms(), &n).map_err(|e| e.to_string())?;
+        }
+        let names = a.classes.names();
+        if after_walk {
+            let now = now_ms();
+            for (slot, class, path) in self.holders.watched(&names) {
+                self.tagged_ms.entry(slot).or_insert(now);
+                let path = splice(path, &names[class as usize], &self.walk_holders);
+                self.watched_paths.insert(slot, (class, path));
+            }
+        }
+        let epoch = now_ms().saturating_sub(w.now_ms());
+        let mut rows = Vec::new();
+        for (slot, (class, holders)) in &self.watched_paths {
+            let Some(last) = w.last(*slot) else { continue };
+            let key = (last.ms, last.freed);
+            if !after_walk && self.watched_written.get(slot) == Some(&key) {
+                continue;
+            }
+            self.watched_written.insert(*slot, key);
+            let location = match last.frame {
+                (m, _) if m.is_null() || last.ms.is_none() => None,
+                (m, loc) => Some(
+                    self.locations
+                        .entry((m as usize, loc))
+                        .or_insert_with(|| a.env.describe_frame(&crate::jvmti::FrameInfo { method: m, location: loc }))
+                        .clone(),
+                ),
+            };
+            rows.push((
+                *slot,
+                runstore::WatchedObject {
+                    class: names.get(*class as usize).cloned().unwrap_or_default(),
+                    holders: holders.clone(),
+                    tagged_ms: self.tagged_ms.get(slot).copied().unwrap_or(0),
+                    last_ms: last.ms.map(|ms| epoch + ms),
+                    location,
+                    freed: last.freed,
+                },
+            ));
+        }
+        if after_walk {
+            self.store.set_meta("watch_slots_used", &w.slots_used().to_string()).map_err(|e| e.to_string())?;
+        }
+        if rows.is_empty() {
+            return Ok(());
+        }
+        self.store.write_watched(&rows).map_err(|e| e.to_string())
+    }
+
+    pub(super) fn write_expectations(&mut self) -> Result<(), String> {
+        let names = self.a.classes.names();
+        let rows: Vec<runstore::StoredExpectation> = self.a.expectations.all().iter().map(|x| x.row(&names)).collect();
+        self.store.write_expectations(&rows).map_err(|e| e.to_string())
+    }
+}
+
+/// A watched object's `path` (holders outwards, of an object of class `class`) that stops
+/// at an array not known further, continued through the container whose array is of that
+/// class and holds elements of the class before it: a copy-on-write list replaces its array
+/// at every addition, so the array a walk linked is gone before the next walk can learn what
+/// holds it, while the list's chain, and its elements' class, are known.
+pub(super) fn splice(mut path: Vec<String>, class: &str, containers: &[runstore::HolderChain]) -> Vec<String> {
+    let n = path.len();
+    if n < 2 || path[n - 1] != "…" || !path[n - 2].ends_with("[]") {
+        return path;
+    }
+    let element = if n >= 3 { path[n - 3].as_str() } else { class };
+    let Some(c) = containers.iter().find(|c| c.array == path[n - 2] && c.element == element) else { return path };
+    path.pop();
+    path.push(c.container.clone());
+    path.extend(c.path.iter().cloned());
+    path
+}

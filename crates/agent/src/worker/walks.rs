@@ -1,0 +1,209 @@
+//! When a walk is worth its pause, taking it, checking the estimates against it, and a heap
+//! dump captured when a leak is judged.
+
+use crate::time::now_ms;
+use growth::HeapSummary;
+use runstore::Checked;
+use std::time::{Duration, Instant};
+
+use super::{Worker, BUDGET_HEAD_START, FIRST_WALKS, RECENT_WALKS};
+
+impl Worker<'_> {
+    /// Walks when the budgets allow and a walk is wanted: the first few, while a class is a
+    /// candidate (its slice needs growing edges), and at least every `walk_every`. Returns
+    /// whether it walked.
+    pub(super) fn maybe_walk(&mut self, gc: u64) -> Result<bool, String> {
+        let a = self.a;
+        // The newest snapshot a collection or walk checked: between collections the samples
+        // also count the garbage since the last one (a steady Tomcat's 6 MiB read 250 MiB),
+        // which would predict pauses that never come. Even so, sampled live objects count
+        // some dead ones: a prediction on the safe side.
+        let newest = self.recent.iter().rev().find(|s| s.1 >= Checked::Collection).or(self.recent.last());
+        let live_bytes = newest.map_or(0, |s| s.0.total_bytes) as f64;
+        let live_objects = newest.map_or(0, |s| s.0.total_instances) as f64;
+        let objects = self.plan.objects(live_bytes, live_objects, self.used_after_gc);
+        let predicted = self.plan.predict(objects, a.opts.max_pause);
+        let wanted = self.walks < FIRST_WALKS
+            || self.worth_a_walk
+            || self.last_walk.is_none_or(|(t, _, _)| t.elapsed() >= a.opts.walk_every);
+        if !wanted {
+            return Ok(false);
+        }
+        if !predicted.fits {
+            let heap_bytes = self.used_after_gc.map_or(live_bytes, |u| u as f64).max(live_bytes);
+            let takes = self.plan.what_it_takes(&predicted, heap_bytes, a.opts.max_pause);
+            if self.last_skip_note.is_none_or(|t| t.elapsed() >= a.opts.walk_every) {
+                self.last_skip_note = Some(Instant::now());
+                self.walks_skipped += 1;
+                let msg = format!("heap walk skipped: {takes}; candidates are still ranked from samples");
+                self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
+                self.store.set_meta("walk_blocked", &takes).map_err(|e| e.to_string())?;
+            }
+            self.predicted_pause = predicted.pause;
+            self.maybe_probe(objects)?;
+            return Ok(false);
+        }
+        self.predicted_pause = predicted.pause;
+        let allowed = (a.started.elapsed() + BUDGET_HEAD_START).as_secs_f64() * a.opts.budget_percent / 100.0;
+        if (self.walk_spent + predicted.pause).as_secs_f64() > allowed {
+            return Ok(false);
+        }
+        if !self.register_classes()? {
+            return Ok(false);
+        }
+        if a.opts.walk_floor {
+            if let Ok(floor) = crate::walk::floor(a.env) {
+                let msg = format!("floor walk: {:.3} ms", floor.as_secs_f64() * 1000.0);
+                self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
+            }
+        }
+        let before = a.sampler.next_seq();
+        let watched_classes = a.watch.as_ref().map(|w| w.watched_classes(&a.classes.names())).unwrap_or_default();
+        self.holders.freed(&std::mem::take(&mut *a.freed_links.lock().unwrap_or_else(|p| p.into_inner())));
+        let walk = match crate::walk::walk(
+            a.env,
+            || a.classes.names(),
+            self.referent_index,
+            &mut self.holders,
+            a.watch.as_ref().map(|w| (w, watched_classes.as_slice())),
+            predicted.deadline,
+            a.panics_in("walk"),
+        ) {
+            Ok(Ok(w)) => w,
+            Ok(Err(aborted)) => {
+                self.walk_spent += aborted.pause;
+                self.walks_skipped += 1;
+                self.note_pause(aborted.pause)?;
+                self.plan.stopped(aborted.pause, aborted.until_stop, aborted.objects, objects);
+                let msg = format!(
+                    "heap walk stopped at its deadline ({} of max_pause {}) after {} objects, {} in all (predicted {}); the next predictions use its rate",
+                    report::human_ms(predicted.deadline.as_millis() as u64),
+                    report::human_ms(a.opts.max_pause.as_millis() as u64),
+                    report::thousands(aborted.objects),
+                    report::human_ms(aborted.pause.as_millis() as u64),
+                    report::human_ms(predicted.pause.as_millis() as u64)
+                );
+                self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
+                return Ok(false);
+            }
+            Err(crate::walk::WalkFailed::Panicked) => {
+                return Err("internal error (panic) in a heap walk callback".into())
+            }
+            Err(crate::walk::WalkFailed::Jvmti(e)) => {
+                self.store.event(now_ms(), &format!("heap walk failed: {e}")).map_err(|e| e.to_string())?;
+                return Ok(false);
+            }
+        };
+        if walk.summary.total_instances == 0 {
+            // A live heap always holds objects: this walk raced the JVM's exit (seen on JDK 25,
+            // where it would have marked every sample unreached and ended the run at 0 B).
+            self.store.event(now_ms(), "heap walk reached no object: the JVM is ending").map_err(|e| e.to_string())?;
+            return Ok(false);
+        }
+        a.sampler.unreached(before, &walk.seen_samples);
+        self.walk_began = before;
+        let mut summary = walk.summary;
+        self.calibrate(&summary);
+        summary.source = format!("gc {gc} (walk)");
+        summary.time_ms = Some(now_ms());
+        summary.gc_count = Some(gc);
+        self.walks += 1;
+        self.walk_spent += walk.pause;
+        self.last_pause = walk.pause;
+        self.note_pause(walk.pause)?;
+        self.plan.walked(walk.pause, summary.total_instances, summary.total_bytes);
+        if self.last_skip_note.take().is_some() {
+            self.store.set_meta("walk_blocked", "").map_err(|e| e.to_string())?;
+        }
+        self.last_walk = Some((Instant::now(), summary.total_instances, summary.total_bytes as f64));
+        let mut holders = walk.holders;
+        self.containers.after_walk(a.env, self.jni, &mut holders, &walk.chain_objects);
+        self.keep_sizes(&mut holders);
+        for h in &mut holders {
+            h.time_ms = summary.time_ms.unwrap_or(0);
+        }
+        self.store.write_walk(&summary, walk.pause.as_secs_f64() * 1000.0, &holders).map_err(|e| e.to_string())?;
+        let (links, added) = self.holders.counts();
+        let links = format!("{links} objects linked after the last walk, which linked {added} on paths");
+        self.store.set_meta("walk_links", &links).map_err(|e| e.to_string())?;
+        self.walk_summaries.push(summary.clone());
+        if self.walk_summaries.len() > RECENT_WALKS {
+            self.walk_summaries.remove(0);
+        }
+        self.walk_holders = holders;
+        self.chain_objects = walk.chain_objects;
+        if !a.expectations.is_empty() {
+            a.expectations.drain_freed();
+            a.expectations.walked(summary.time_ms.unwrap_or(0), &walk.expected);
+            self.write_expectations()?;
+        }
+        if a.watch.is_some() {
+            self.write_watched(true)?;
+        }
+        Ok(true)
+    }
+
+    /// Holds the live volumes to what the walk of `summary` counted (see [`Calibration`]).
+    pub(super) fn calibrate(&mut self, summary: &HeapSummary) {
+        let names = self.a.classes.names();
+        let ids: rustc_hash::FxHashMap<&str, u32> =
+            names.iter().enumerate().map(|(id, n)| (n.as_str(), id as u32)).collect();
+        let exact = summary
+            .classes
+            .iter()
+            .filter_map(|c| ids.get(c.name.as_str()).map(|&id| (id, (c.bytes, c.instances))))
+            .collect();
+        let (sampled, _) = self.a.sampler.volumes(Some(self.walk_began));
+        self.calibration.walked(&exact, &sampled);
+    }
+
+    /// Whether growth can be judged yet, as `growth RUN.db` judges: not before the run has
+    /// been observed for its minimum span.
+    pub(super) fn judged(&self) -> bool {
+        self.a.started.elapsed() >= Duration::from_millis(growth::RUN_MIN_SPAN_MS)
+    }
+
+    /// Takes a live heap dump beside the run store once a candidate is confirmed (the run is
+    /// judged, and ranked on checked snapshots): at most one per `capture_every`, and none
+    /// while the live heap (the last walk's, else the sampled estimate) is over
+    /// `capture_max_heap`, which is said once per `capture_every` instead.
+    pub(super) fn maybe_capture(&mut self) -> Result<(), String> {
+        let a = self.a;
+        let confirmed = a.opts.capture_on_leak && self.judged() && self.ranked_checked;
+        let Some(class) = self.candidates.first().filter(|_| confirmed).map(|c| c.class.clone()) else {
+            return Ok(());
+        };
+        if self.last_capture.is_some_and(|t| t.elapsed() < a.opts.capture_every) {
+            return Ok(());
+        }
+        self.last_capture = Some(Instant::now());
+        let live = match self.last_walk {
+            Some((_, _, bytes)) => bytes as u64,
+            None => self.recent.last().map_or(0, |s| s.0.total_bytes),
+        };
+        let reason = format!("{class} grows ({} live)", report::human_bytes(live));
+        if live > a.opts.capture_max_heap {
+            let msg = format!(
+                "heap dump not captured: the live heap ({}) is over capture_max_heap ({}); {reason}",
+                report::human_bytes(live),
+                report::human_bytes(a.opts.capture_max_heap)
+            );
+            return self.store.event(now_ms(), &msg).map_err(|e| e.to_string());
+        }
+        let n = self.captures + 1;
+        let path = runstore::capture_file(&a.opts.out, n);
+        // The JVM refuses to overwrite: a dump of an earlier run under this name goes.
+        let _ = std::fs::remove_file(&path);
+        let started = Instant::now();
+        let msg = match self.jni.dump_heap(&path.to_string_lossy(), true) {
+            Ok(()) => {
+                self.captures = n;
+                let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+                self.store.write_capture(now_ms(), &file, live, &reason).map_err(|e| e.to_string())?;
+                format!("heap dump captured in {:.1} s: {} ({reason})", started.elapsed().as_secs_f64(), path.display())
+            }
+            Err(e) => format!("heap dump capture failed: {e}"),
+        };
+        self.store.event(now_ms(), &msg).map_err(|e| e.to_string())
+    }
+}
