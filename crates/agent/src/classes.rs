@@ -99,7 +99,7 @@ impl Classes {
         if let Some(id) = class_id(env.get_tag(class)?) {
             return Ok(id);
         }
-        let name = source_name(&env.class_signature(class)?);
+        let name = crate::names::source_name(&env.class_signature(class)?);
         let is_ref = reference.is_some_and(|r| jni.is_assignable(class, r));
         let mut names = self.names.lock().unwrap_or_else(|p| p.into_inner());
         // Another thread may have registered it meanwhile.
@@ -130,15 +130,6 @@ impl Classes {
 
 /// `java/lang/ref/Reference` as a JNI name.
 pub const REFERENCE: &CStr = c"java/lang/ref/Reference";
-
-/// Converts a JVMTI class signature (`Ljava/util/HashMap$Node;`, `[I`) to a Java source name.
-pub fn source_name(signature: &str) -> String {
-    let raw = match signature.strip_prefix('L').and_then(|s| s.strip_suffix(';')) {
-        Some(plain) => plain,
-        None => signature,
-    };
-    heap::names::java_name(raw.as_bytes())
-}
 
 #[cfg(test)]
 mod tests {

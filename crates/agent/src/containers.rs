@@ -71,7 +71,7 @@ fn element_of(env: Env, jni: Jni, container: Jobject, field: &FieldInfo) -> Opti
         }
         let class = jni.object_class(e);
         if let Ok(signature) = env.class_signature(class) {
-            *counts.entry(crate::classes::source_name(&signature)).or_default() += 1;
+            *counts.entry(crate::names::source_name(&signature)).or_default() += 1;
         }
         jni.delete_local(class);
         jni.delete_local(e);

@@ -1,14 +1,15 @@
 //! The JVM's entry points into the agent: `Agent_OnLoad`, `Agent_OnAttach`,
 //! `Agent_OnUnload` and the JVMTI event callbacks. This module and `jvmti` are where raw
-//! pointers from the VM become the agent's types; each callback is behind [`crate::lifecycle::guard`].
+//! pointers from the VM become the agent's types; each callback is behind [`crate::state::guard`].
 
 use std::ffi::{c_char, c_void, CStr};
 
-use crate::jvmti::{Jint, Jlong, Jni, Jobject, Vm};
+use crate::jvmti::{event, EventCallbacks, Jint, Jlong, Jni, Jobject, Vm};
 use std::sync::atomic::Ordering;
 
 use crate::jvmti::FrameInfo;
 use crate::lifecycle::*;
+use crate::state::*;
 use crate::{expect, instrument};
 
 fn options_text(options: *const c_char) -> String {
@@ -26,7 +27,7 @@ fn options_text(options: *const c_char) -> String {
 #[no_mangle]
 pub unsafe extern "C" fn Agent_OnLoad(vm: *mut c_void, options: *const c_char, _reserved: *mut c_void) -> Jint {
     // SAFETY: the JVM's JavaVM, as Agent_OnLoad receives it.
-    guard("Agent_OnLoad", 1, || load(unsafe { Vm::from_raw(vm) }, &options_text(options), false))
+    guard("Agent_OnLoad", 1, || load(unsafe { Vm::from_raw(vm) }, &options_text(options), false, &callbacks()))
 }
 
 /// Called by the JVM for `jcmd PID JVMTI.agent_load`.
@@ -36,7 +37,7 @@ pub unsafe extern "C" fn Agent_OnLoad(vm: *mut c_void, options: *const c_char, _
 #[no_mangle]
 pub unsafe extern "C" fn Agent_OnAttach(vm: *mut c_void, options: *const c_char, _reserved: *mut c_void) -> Jint {
     // SAFETY: the JVM's JavaVM, as Agent_OnAttach receives it.
-    guard("Agent_OnAttach", 1, || load(unsafe { Vm::from_raw(vm) }, &options_text(options), true))
+    guard("Agent_OnAttach", 1, || load(unsafe { Vm::from_raw(vm) }, &options_text(options), true, &callbacks()))
 }
 
 /// Called by the JVM when it unloads the agent (at exit).
@@ -199,4 +200,17 @@ fn thread_cpu_ns() -> u64 {
         return 0;
     }
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// The event callbacks: this module's entry points, by event.
+fn callbacks() -> EventCallbacks {
+    let mut cb = EventCallbacks::new();
+    cb.set(event::VM_INIT, on_vm_init as *const c_void);
+    cb.set(event::VM_DEATH, on_vm_death as *const c_void);
+    cb.set(event::GC_FINISH, on_gc_finish as *const c_void);
+    cb.set(event::OBJECT_FREE, on_object_free as *const c_void);
+    cb.set(event::SAMPLED_ALLOC, on_sampled_alloc as *const c_void);
+    cb.set(event::CLASS_PREPARE, on_class_prepare as *const c_void);
+    cb.set(event::CLASS_FILE_LOAD_HOOK, on_class_file_load as *const c_void);
+    cb
 }

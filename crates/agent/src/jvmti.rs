@@ -550,7 +550,7 @@ impl Env {
         let mut class = ptr::null_mut();
         // SAFETY: as above.
         let class_name = if unsafe { declaring(*self, frame.method, &mut class) } == 0 {
-            self.class_signature(class).map(|s| crate::classes::source_name(&s)).unwrap_or_default()
+            self.class_signature(class).map(|s| crate::names::source_name(&s)).unwrap_or_default()
         } else {
             String::new()
         };

@@ -22,19 +22,22 @@ mod containers;
 mod entry;
 #[allow(unsafe_code)] // the Java API's native methods
 pub mod expect;
+mod expectations;
 pub mod instrument;
 mod jars;
 #[allow(unsafe_code)] // the JVMTI and JNI bindings
 mod jvmti;
 mod lifecycle;
 mod metrics;
+mod names;
 mod plan;
 mod sampler;
+mod state;
 mod time;
 #[allow(unsafe_code)] // the heap walk's callbacks
 mod walk;
 mod watch;
 mod worker;
 
-pub use classes::source_name;
 pub use jars::API_JAR;
+pub use names::source_name;

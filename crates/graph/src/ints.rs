@@ -127,7 +127,7 @@ impl Ints {
         let width = width_for(max);
         let bytes = n.saturating_mul(width);
         let store =
-            if bytes == 0 { Store::Heap(Vec::new()) } else { Store::File(crate::place::map_temp(bytes, dir)?.1) };
+            if bytes == 0 { Store::Heap(Vec::new()) } else { Store::File(crate::temp::map_temp(bytes, dir)?.1) };
         Ok(Ints { store, width })
     }
 
@@ -236,10 +236,10 @@ impl Ints {
     }
 
     /// Says that a file-backed vector will be read in random order, so that the kernel reads
-    /// only the page each access needs ([`crate::place::advise_random`]). Nothing in memory.
+    /// only the page each access needs ([`crate::temp::advise_random`]). Nothing in memory.
     pub fn advise_random(&self) {
         if let Store::File(m) = &self.store {
-            crate::place::advise_random(m);
+            crate::temp::advise_random(m);
         }
     }
 
@@ -345,7 +345,7 @@ enum Sink {
 impl BytesWriter {
     /// An empty writer, its file in `dir` (the system's temporary directory for `None`).
     pub fn in_file(dir: Option<&Path>) -> BytesWriter {
-        let sink = match crate::place::temp_file_in(dir) {
+        let sink = match crate::temp::temp_file_in(dir) {
             Ok(f) => Sink::File(std::io::BufWriter::with_capacity(1 << 20, f)),
             Err(_) => Sink::Heap(Vec::new()),
         };
@@ -365,7 +365,7 @@ impl BytesWriter {
             Sink::Heap(b) => b.extend_from_slice(bytes),
             Sink::File(w) => {
                 use std::io::Write;
-                w.write_all(bytes).unwrap_or_else(|e| crate::place::temp_file_failed("write", e));
+                w.write_all(bytes).unwrap_or_else(|e| crate::temp::temp_file_failed("write", e));
             }
         }
     }
@@ -388,10 +388,10 @@ impl BytesWriter {
             // An empty file cannot be mapped.
             Sink::File(_) if self.len == 0 => Store::Heap(Vec::new()),
             Sink::File(w) => {
-                let file = w.into_inner().unwrap_or_else(|e| crate::place::temp_file_failed("write", e.into_error()));
+                let file = w.into_inner().unwrap_or_else(|e| crate::temp::temp_file_failed("write", e.into_error()));
                 // SAFETY: the file is unlinked and only this mapping refers to it.
                 let map = unsafe { memmap2::MmapMut::map_mut(&file) };
-                Store::File(map.unwrap_or_else(|e| crate::place::temp_file_failed("read back", e)))
+                Store::File(map.unwrap_or_else(|e| crate::temp::temp_file_failed("read back", e)))
             }
         })
     }

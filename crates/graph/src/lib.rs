@@ -28,6 +28,7 @@ mod place;
 mod progress;
 mod reverse;
 mod spill;
+mod temp;
 pub mod varint;
 
 pub use bits::BitSet;
@@ -36,6 +37,7 @@ pub use csr::{Csr, CsrBuilder};
 pub use dominators::{dominators, Dominators};
 pub use graph::Graph;
 pub use ints::{width_for, Bytes, BytesWriter, Ints, IntsWindow, IntsWriter};
-pub use place::{temp_file_in, Column, Placement, TempFileFailed};
+pub use place::{Column, Placement};
 pub use progress::{NoProgress, Progress};
 pub use reverse::reverse;
+pub use temp::{temp_file_in, TempFileFailed};

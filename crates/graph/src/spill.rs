@@ -18,7 +18,7 @@ pub(crate) struct Spill<I> {
 impl<I: Idx> Spill<I> {
     /// An empty spill in the temporary directory `dir` (the system's for `None`).
     pub(crate) fn new(dir: Option<&std::path::Path>) -> Spill<I> {
-        let file = crate::place::temp_file_in(dir).ok().map(|f| BufWriter::with_capacity(1 << 20, f));
+        let file = crate::temp::temp_file_in(dir).ok().map(|f| BufWriter::with_capacity(1 << 20, f));
         Spill { file, memory: Vec::new(), len: 0 }
     }
 
@@ -29,7 +29,7 @@ impl<I: Idx> Spill<I> {
         match &mut self.file {
             Some(w) => {
                 if let Err(e) = w.write_all(&v.to_bytes()[..I::BYTES]) {
-                    crate::place::temp_file_failed("write", e);
+                    crate::temp::temp_file_failed("write", e);
                 }
             }
             None => self.memory.push(v),
@@ -51,7 +51,7 @@ impl<I: Idx> Spill<I> {
                 while at < len {
                     let k = (len - at).min(8192);
                     r.read_exact(&mut buf[..k * I::BYTES])
-                        .unwrap_or_else(|e| crate::place::temp_file_failed("read back", e));
+                        .unwrap_or_else(|e| crate::temp::temp_file_failed("read back", e));
                     for (i, b) in buf[..k * I::BYTES].chunks_exact(I::BYTES).enumerate() {
                         f(at + i, I::from_bytes(b));
                     }
@@ -78,13 +78,10 @@ impl<I: Idx> Spill<I> {
     pub(crate) fn into_ints(mut self, max: u64, place: &crate::Placement) -> Ints {
         if self.len > 0 && width_for(max) == I::BYTES && cfg!(target_endian = "little") {
             if let Some(w) = self.file.take() {
-                let file = w.into_inner().unwrap_or_else(|e| crate::place::temp_file_failed("write", e.into_error()));
+                let file = w.into_inner().unwrap_or_else(|e| crate::temp::temp_file_failed("write", e.into_error()));
                 // SAFETY: the file is unlinked and only this mapping refers to it.
                 let map = unsafe { memmap2::MmapMut::map_mut(&file) };
-                return Ints::from_map(
-                    map.unwrap_or_else(|e| crate::place::temp_file_failed("read back", e)),
-                    I::BYTES,
-                );
+                return Ints::from_map(map.unwrap_or_else(|e| crate::temp::temp_file_failed("read back", e)), I::BYTES);
             }
         }
         let mut out = Ints::zeros_placed(self.len, max, place.files, place.dir.as_deref());
@@ -95,9 +92,9 @@ impl<I: Idx> Spill<I> {
     /// A reader from the file's start, after flushing what is buffered; `None` in memory.
     fn reader(&mut self) -> Option<BufReader<&mut File>> {
         let w = self.file.as_mut()?;
-        w.flush().unwrap_or_else(|e| crate::place::temp_file_failed("write", e));
+        w.flush().unwrap_or_else(|e| crate::temp::temp_file_failed("write", e));
         let f = w.get_mut();
-        f.rewind().unwrap_or_else(|e| crate::place::temp_file_failed("read back", e));
+        f.rewind().unwrap_or_else(|e| crate::temp::temp_file_failed("read back", e));
         Some(BufReader::with_capacity(1 << 20, f))
     }
 }

@@ -11,8 +11,10 @@
 mod copy;
 pub mod mask;
 mod names;
+mod options;
 mod plan;
 pub mod secrets;
 
-pub use copy::{redact, Error, Mode, Options, Summary};
+pub use copy::{redact, Error, Summary};
 pub use mask::{Key, Masker, MIN_KEY_BYTES};
+pub use options::{Mode, Options};

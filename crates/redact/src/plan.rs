@@ -10,7 +10,7 @@ use heap::{ClassIdx, ClassTable, DumpIndex, Warnings};
 
 use crate::mask::Units;
 use crate::names::{Collision, Symbols};
-use crate::Options;
+use crate::options::Options;
 
 /// Reference fields whose strings are the program's configuration, not its users' data, and
 /// stay readable by default: analyses name threads by them.

@@ -9,8 +9,8 @@ use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
+use super::common::{Aborted, Clock, WalkFailed};
 use super::holders::{Held, Holders, Kind, Link, MAX_LEVEL};
-use super::{Aborted, Clock, WalkFailed};
 use crate::classes::{class_id, with_link, HOLDER_BIT, WATCH_BIT};
 use crate::jvmti::{reference, Env, HeapCallbacks, HeapReferenceCallback, Jint, Jlong, Jobject};
 
@@ -32,7 +32,7 @@ pub fn walk_to(
     names: &[String],
     deadline: Duration,
 ) -> Result<Result<Duration, Aborted>, WalkFailed> {
-    let object_arrays = super::object_arrays(names);
+    let object_arrays = super::common::object_arrays(names);
     holders.begin_filtered();
     let mut state = State { holders, object_arrays: &object_arrays, clock: Clock::new(deadline) };
     let callbacks = HeapCallbacks {

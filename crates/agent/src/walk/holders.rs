@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 
 use runstore::HolderChain;
 
-use super::{EdgeKey, STATICS};
+use super::common::{EdgeKey, STATICS};
 use crate::classes::link_of;
 use crate::jvmti::Jlong;
 

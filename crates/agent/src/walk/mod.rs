@@ -14,6 +14,9 @@ mod tests;
 
 pub use filtered::walk_to;
 
+mod common;
+use common::*;
+pub use common::{Aborted, WalkFailed};
 use holders::{class_name, held_name, Held, Kind, Link, MAX_LEVEL, SIZE_BUCKETS};
 pub use holders::{ChainObjects, Holders, Step};
 
@@ -35,57 +38,6 @@ struct Node {
     in_bytes: u64,
     prim_count: u64,
     prim_bytes: u64,
-}
-
-/// Edge key: referrer class id, with bit 32 set for a class's statics; referent class id.
-type EdgeKey = (u64, u32);
-const STATICS: u64 = 1 << 32;
-
-/// A walk's deadline, looked at every [`CLOCK_EVERY`] callbacks, and how the walk ended.
-#[derive(Debug)]
-struct Clock {
-    start: Instant,
-    deadline: Instant,
-    calls: u64,
-    /// When the walk passed its deadline and stopped.
-    stopped_at: Option<Instant>,
-    /// A callback panicked (the panic was caught).
-    panicked: bool,
-}
-
-impl Clock {
-    /// A clock started now, for callbacks that may run for `deadline`.
-    fn new(deadline: Duration) -> Clock {
-        let start = Instant::now();
-        Clock { start, deadline: start + deadline, calls: 0, stopped_at: None, panicked: false }
-    }
-
-    /// Counts a callback; whether the walk must stop now (it stopped already, a callback
-    /// panicked, or the deadline has passed): the pause limit holds whatever the prediction.
-    fn must_stop(&mut self) -> bool {
-        if self.panicked || self.stopped_at.is_some() {
-            return true;
-        }
-        self.calls += 1;
-        if self.calls.is_multiple_of(CLOCK_EVERY) && Instant::now() > self.deadline {
-            self.stopped_at = Some(Instant::now());
-            return true;
-        }
-        false
-    }
-
-    /// How the walk that has just returned ended: an error if a callback panicked, a stop
-    /// at the deadline (`reached` objects by then), or its pause.
-    fn end(&self, reached: impl FnOnce() -> u64) -> Result<Result<Duration, Aborted>, WalkFailed> {
-        let pause = self.start.elapsed();
-        if self.panicked {
-            return Err(WalkFailed::Panicked);
-        }
-        Ok(match self.stopped_at {
-            Some(t) => Err(Aborted { pause, until_stop: t.duration_since(self.start), objects: reached() }),
-            None => Ok(pause),
-        })
-    }
 }
 
 struct State<'h> {
@@ -131,35 +83,6 @@ pub struct Walk {
     pub seen_samples: Vec<u32>,
     /// Objects expected dead that the walk reached: slot, and what referenced them.
     pub expected: Vec<(u32, String)>,
-}
-
-/// Callbacks between two looks at the clock.
-const CLOCK_EVERY: u64 = 4096;
-
-/// A walk that reached its deadline and stopped, unfinished.
-#[derive(Debug, Clone, Copy)]
-pub struct Aborted {
-    /// How long it stopped the JVM.
-    pub pause: Duration,
-    /// How long its callbacks ran before it stopped (the rest of the pause is the VM's cleanup).
-    pub until_stop: Duration,
-    /// Objects it had reached.
-    pub objects: u64,
-}
-
-/// Why a walk gave no result at all.
-#[derive(Debug)]
-pub enum WalkFailed {
-    /// JVMTI refused the walk.
-    Jvmti(crate::jvmti::JvmtiError),
-    /// A callback panicked (the panic was caught; the agent must disable itself).
-    Panicked,
-}
-
-impl From<crate::jvmti::JvmtiError> for WalkFailed {
-    fn from(e: crate::jvmti::JvmtiError) -> WalkFailed {
-        WalkFailed::Jvmti(e)
-    }
 }
 
 /// Walks the heap of `env`, stopping once its callbacks have run for `deadline`; `names` names class ids;
@@ -231,18 +154,6 @@ pub fn floor(env: Env) -> Result<Duration, WalkFailed> {
     let start = Instant::now();
     env.follow_references(&callbacks, std::ptr::null_mut())?;
     Ok(start.elapsed())
-}
-
-/// Per class id of `names`: whether its instances are arrays of references.
-pub(super) fn object_arrays(names: &[String]) -> Vec<bool> {
-    names
-        .iter()
-        .map(|n| {
-            n.strip_suffix("[]").is_some_and(|elem| {
-                elem.ends_with("[]") || !hprof::BasicType::PRIMITIVES.iter().any(|t| t.java_name() == elem)
-            })
-        })
-        .collect()
 }
 
 fn summarise(state: &State, names: &[String]) -> HeapSummary {
@@ -369,7 +280,7 @@ fn visit(state: &mut State, r: &Reference, tag: Option<&mut Jlong>, referrer_tag
     }
     // Most references are to objects neither expected dead nor linked: what holds them is
     // not worked out for them.
-    let expected = crate::expect::slot_of(*tag);
+    let expected = crate::expectations::slot_of(*tag);
     let linked = state.holders.live(*tag).filter(|_| !r.itself);
     let held = if expected.is_some() || linked.is_some() {
         held_by(r, referrer_tag.as_deref().copied().unwrap_or(0))

@@ -15,7 +15,7 @@ use growth::HeapSummary;
 use crate::calibration::Calibration;
 use crate::classes::REFERENCE;
 use crate::jvmti::{Jint, Jni};
-use crate::lifecycle::{disable, events_off, events_on, Agent, AGENT};
+use crate::state::{disable, events_off, events_on, Agent, AGENT};
 use crate::time::now_ms;
 use runstore::{Checked, Store};
 
@@ -117,7 +117,7 @@ fn catch_up_on_loaded(a: &Agent, jni: Jni) -> Result<(), String> {
             crate::expect::bind(jni, c, true);
         }
         if let Some(w) = &a.watch {
-            let name = crate::classes::source_name(&signature);
+            let name = crate::names::source_name(&signature);
             if w.watches(&name) && !hooked.contains(&name) {
                 watched.push(c);
             }
