@@ -2,7 +2,8 @@
 //! out. The binary's command modules parse arguments, call one of these and print; the
 //! functions never print, and report progress and warnings through a [`Reporter`].
 //!
-//! - [`one_dump`]: a dump's histogram and summary;
+//! - [`one_dump`]: a dump's histogram and summary, and [`analyses`]: the questions on its
+//!   snapshot (dominators, paths, retained sizes, groups, roots, suspects, one object);
 //! - [`inputs`]: what a file holds (dump, saved summary, run store) and its summary;
 //! - [`series`]: a series of heaps or an agent's run, ranked, with the holders of what grows;
 //! - [`leak_report`]: everything the HTML report and the web UI show, and [`browse`]: the
@@ -13,6 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod analyses;
 pub mod browse;
 pub mod expectations;
 pub mod inputs;

@@ -110,9 +110,7 @@ impl Tools {
     pub fn paths(&self, dump: &str, selector: &str, max: usize) -> anyhow::Result<Value> {
         let selector: analysis::Selector = selector.parse()?;
         let h = self.heap(dump)?;
-        let objects = selector.select(&h.snap)?;
-        let finder = analysis::PathFinder::new(&h.snap, &graph::NoProgress);
-        to_value(&finder.report(selector.to_string(), &objects, max.max(1)))
+        to_value(&crate::analyses::paths(&h.snap, &selector, max.max(1), &graph::NoProgress)?)
     }
 
     /// Sizes of the groups `selectors` pick, alone and together, as `retained`.
@@ -122,9 +120,7 @@ impl Tools {
         }
         let selectors: Vec<analysis::Selector> = selectors.iter().map(|t| t.parse()).collect::<Result<_, _>>()?;
         let h = self.heap(dump)?;
-        let s = &h.snap;
-        let groups = selectors.iter().map(|sel| sel.select(s)).collect::<Result<Vec<_>, _>>()?;
-        to_value(&analysis::Closures::new(s, &graph::NoProgress).report(&selectors, &groups))
+        to_value(&crate::analyses::retained(&h.snap, &selectors, &graph::NoProgress)?)
     }
 
     /// A page of the findings and candidates of growth over `inputs` (or one run store), with

@@ -39,8 +39,6 @@ pub struct DominatorsArgs {
 /// Runs the command.
 pub fn run(args: &DominatorsArgs) -> anyhow::Result<Exit> {
     let (bar, snap) = args.input.snapshot()?;
-    let parent = args.children.map(|id| analysis::ParentError::find(&snap, id)).transpose()?;
-    let r = analysis::Retention::build(&snap, &bar);
-    let report = analysis::dominator_report(&snap, &r, parent, 0, args.top, args.flat)?;
+    let report = app::analyses::dominators(&snap, args.children, 0, args.top, args.flat, &bar)?;
     dump_args::emit(args.input.json, &report, |r| r.to_text())
 }

@@ -34,8 +34,6 @@ pub struct GroupArgs {
 /// Runs the command.
 pub fn run(args: &GroupArgs) -> anyhow::Result<Exit> {
     let (bar, snap) = args.input.snapshot()?;
-    let closures = analysis::Closures::new(&snap, &bar);
-    let tree = analysis::classify(&snap, &closures, &args.by, args.top);
-    let report = report::GroupReport { by: args.by.iter().map(ToString::to_string).collect(), tree };
+    let report = app::analyses::group(&snap, &args.by, args.top, &bar);
     dump_args::emit(args.input.json, &report, |r| r.to_text())
 }

@@ -46,19 +46,13 @@ pub struct ObjectArgs {
 /// Runs the command.
 pub fn run(args: &ObjectArgs) -> anyhow::Result<Exit> {
     let (bar, snap) = args.input.snapshot()?;
-    let o = snap
-        .find(args.id)
-        .with_context(|| format!("no object at {} in {}", report::ObjectId(args.id), args.input.dump.display()))?;
-    let retention = analysis::Retention::build(&snap, &bar);
-    let paths = analysis::PathFinder::new(&snap, &bar);
-    let closures = analysis::Closures::new(&snap, &bar);
-    let inspector = analysis::Inspector::new(&snap, &retention, &paths, &closures, &bar);
     let page = analysis::InspectPage {
         elements_from: args.elements_from,
         referrers_from: args.referrers_from,
         limit: args.limit.max(1),
         show_values: args.show_values,
     };
-    let view = inspector.view(o, page);
+    let view = app::analyses::object(&snap, args.id, page, &bar)
+        .with_context(|| format!("no object at {} in {}", report::ObjectId(args.id), args.input.dump.display()))?;
     dump_args::emit(args.input.json, &view, |v| v.to_text())
 }

@@ -34,8 +34,6 @@ pub struct PathsArgs {
 /// Runs the command.
 pub fn run(args: &PathsArgs) -> anyhow::Result<Exit> {
     let (bar, snap) = args.input.snapshot()?;
-    let objects = args.selector.select(&snap)?;
-    let finder = analysis::PathFinder::new(&snap, &bar);
-    let report = finder.report(args.selector.to_string(), &objects, args.max);
+    let report = app::analyses::paths(&snap, &args.selector, args.max, &bar)?;
     dump_args::emit(args.input.json, &report, |r| r.to_text())
 }

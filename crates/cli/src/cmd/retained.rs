@@ -32,7 +32,6 @@ pub struct RetainedArgs {
 /// Runs the command.
 pub fn run(args: &RetainedArgs) -> anyhow::Result<Exit> {
     let (bar, snap) = args.input.snapshot()?;
-    let groups = args.selectors.iter().map(|sel| sel.select(&snap)).collect::<Result<Vec<_>, _>>()?;
-    let report = analysis::Closures::new(&snap, &bar).report(&args.selectors, &groups);
+    let report = app::analyses::retained(&snap, &args.selectors, &bar)?;
     dump_args::emit(args.input.json, &report, |r| r.to_text())
 }

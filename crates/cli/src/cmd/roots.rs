@@ -27,7 +27,6 @@ pub struct RootsArgs {
 /// Runs the command.
 pub fn run(args: &RootsArgs) -> anyhow::Result<Exit> {
     let (bar, snap) = args.input.snapshot()?;
-    let retention = analysis::Retention::build(&snap, &bar);
-    let report = analysis::roots_report(&snap, &retention, args.top, &bar);
+    let report = app::analyses::roots(&snap, args.top, &bar);
     dump_args::emit(args.input.json, &report, |r| r.to_text())
 }

@@ -80,15 +80,8 @@ pub fn run(args: &SqlArgs) -> anyhow::Result<Exit> {
         query = dumps.pop();
     }
     let bar = Arc::new(crate::progress::Bar::new(args.read.quiet));
-    let settings = args.read.settings();
-    let mut heaps = Vec::new();
-    for (i, dump) in dumps.iter().enumerate() {
-        let path = PathBuf::from(dump);
-        app::Reporter::input(bar.as_ref(), i + 1, dumps.len());
-        let snap = app::load_snapshot(&path, &settings, bar.as_ref())?;
-        heaps.push(sql::Heap::new(path, snap, bar.clone()));
-    }
-    let session = sql::Session::new(heaps, sql::Settings { show_values: args.show_values })?;
+    let paths: Vec<PathBuf> = dumps.iter().map(PathBuf::from).collect();
+    let session = app::analyses::sql_session(&paths, &args.read.settings(), args.show_values, bar)?;
     match query {
         Some(q) => answer(args, &session, &q),
         None if std::io::stdin().is_terminal() => repl(args, &session),

@@ -34,8 +34,6 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 /// Runs the command.
 pub fn run(args: &SuspectsArgs) -> anyhow::Result<Exit> {
     let (bar, snap) = args.input.snapshot()?;
-    let retention = analysis::Retention::build(&snap, &bar);
-    let paths = analysis::PathFinder::new(&snap, &bar);
-    let report = analysis::suspects(&snap, &retention, &paths, args.threshold / 100.0);
+    let report = app::analyses::suspects(&snap, args.threshold / 100.0, &bar);
     dump_args::emit(args.input.json, &report, |r| r.to_text())
 }

@@ -49,6 +49,25 @@ fn documented_graph() -> BTreeMap<String, BTreeSet<String>> {
 }
 
 #[test]
+fn the_rooms_keep_their_rules() {
+    // scripts/check-rooms holds the code to docs/architecture.md's rules inside the crates:
+    // no import circle, no file past 700 lines unnamed, lib.rs files as indexes, and
+    // commands that only translate. It prints each breach on a line of its own.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = std::process::Command::new("python3")
+        .arg(root.join("scripts/check-rooms"))
+        .arg(&root)
+        .output()
+        .expect("python3 runs scripts/check-rooms");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.is_empty(),
+        "scripts/check-rooms:\n{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn the_architecture_page_shows_the_crate_graph_of_the_cargo_files() {
     assert_eq!(documented_graph(), cargo_graph(), "docs/architecture.md's crate table against crates/*/Cargo.toml");
 }
