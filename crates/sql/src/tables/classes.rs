@@ -36,27 +36,23 @@ impl Table for Classes {
         let s = &h.snap;
         let classes: Vec<ClassIdx> = t.units.clone().map(|i| ClassIdx(i as u32)).collect();
         let class = |c: &ClassIdx| s.classes().get(*c);
-        let columns = scan
-            .columns
-            .iter()
-            .map(|&name| {
-                Ok(match name {
-                    "id" => ints(classes.iter().map(|c| class(c).id)),
-                    "name" => texts(classes.iter().map(|c| Some(class(c).name.as_str()))),
-                    "package" => texts(
-                        classes.iter().map(|c| Some(heap::names::package_of(&class(c).name)).filter(|p| !p.is_empty())),
-                    ),
-                    "loader" => some_ints(classes.iter().map(|c| Some(class(c).loader_id).filter(|&l| l != 0))),
-                    "super" => {
-                        texts(classes.iter().map(|c| class(c).super_class.map(|p| s.classes().get(p).name.as_str())))
-                    }
-                    "instances" => ints(classes.iter().map(|&c| s.census.of(c).instances)),
-                    "shallow_bytes" => ints(classes.iter().map(|&c| s.census.of(c).shallow_bytes)),
-                    "retained_bytes" => ints(classes.iter().map(|c| h.class_retained()[c.index()])),
-                    c => return Err(unknown("classes", c)),
-                })
-            })
-            .collect::<DfResult<_>>()?;
+        let columns = project(scan, DOC.name, |name| {
+            Ok(Some(match name {
+                "id" => ints(classes.iter().map(|c| class(c).id)),
+                "name" => texts(classes.iter().map(|c| Some(class(c).name.as_str()))),
+                "package" => texts(
+                    classes.iter().map(|c| Some(heap::names::package_of(&class(c).name)).filter(|p| !p.is_empty())),
+                ),
+                "loader" => some_ints(classes.iter().map(|c| Some(class(c).loader_id).filter(|&l| l != 0))),
+                "super" => {
+                    texts(classes.iter().map(|c| class(c).super_class.map(|p| s.classes().get(p).name.as_str())))
+                }
+                "instances" => ints(classes.iter().map(|&c| s.census.of(c).instances)),
+                "shallow_bytes" => ints(classes.iter().map(|&c| s.census.of(c).shallow_bytes)),
+                "retained_bytes" => ints(classes.iter().map(|c| h.class_retained()[c.index()])),
+                _ => return Ok(None),
+            }))
+        })?;
         Ok((classes.len(), columns))
     }
 }

@@ -9,7 +9,19 @@ use heap::ClassIdx;
 
 use crate::heap_data::Heap;
 
-pub(super) fn unknown(table: &str, column: &str) -> DataFusionError {
+use super::table::Scan;
+
+/// The columns `scan` projects, in its order, each built by `column` from its name; a name
+/// `column` does not know (`None`) is an internal error naming `table`.
+pub(super) fn project(
+    scan: &Scan,
+    table: &str,
+    mut column: impl FnMut(&str) -> DfResult<Option<ArrayRef>>,
+) -> DfResult<Vec<ArrayRef>> {
+    scan.columns.iter().map(|&name| column(name)?.ok_or_else(|| unknown(table, name))).collect()
+}
+
+fn unknown(table: &str, column: &str) -> DataFusionError {
     DataFusionError::Internal(format!("no column {column} in {table}"))
 }
 

@@ -35,39 +35,35 @@ impl Table for Fields {
             Value::Object(id) if id != 0 => Some(id),
             _ => None,
         };
-        let columns = scan
-            .columns
-            .iter()
-            .map(|&name| {
-                Ok(match name {
-                    "object" => ints(rows.iter().map(|r| s.address(r.0))),
-                    "class" => classes_of(h, rows.iter().map(|r| s.class_of(r.0)))?,
-                    "name" => texts(rows.iter().map(|r| Some(r.1.name.as_str()))),
-                    "declared_by" => texts(rows.iter().map(|r| Some(s.classes().get(r.1.declared_by).name.as_str()))),
-                    "static" => bools(rows.iter().map(|r| r.1.is_static)),
-                    "type" => texts(rows.iter().map(|r| {
-                        Some(match r.1.value {
-                            Value::Object(_) => "Object",
-                            Value::Primitive(ty, _) => ty.java_name(),
-                        })
-                    })),
-                    "value" => owned_texts(rows.iter().map(|r| {
-                        Some(match r.1.value {
-                            Value::Object(0) => "null".to_owned(),
-                            Value::Object(id) => format!("0x{id:x}"),
-                            Value::Primitive(ty, bits) => analysis::primitive_text(ty, bits),
-                        })
-                    })),
-                    "ref" => some_ints(rows.iter().map(|r| target(&r.1.value))),
-                    "string" => owned_texts(rows.iter().map(|r| {
-                        let o = s.find(target(&r.1.value)?)?;
-                        let string = scan.settings.show_values && Some(s.class_of(o)) == string_class;
-                        string.then(|| s.string_value(o, analysis::VALUE_CHARS)).flatten()
-                    })),
-                    c => return Err(unknown("fields", c)),
-                })
-            })
-            .collect::<DfResult<_>>()?;
+        let columns = project(scan, DOC.name, |name| {
+            Ok(Some(match name {
+                "object" => ints(rows.iter().map(|r| s.address(r.0))),
+                "class" => classes_of(h, rows.iter().map(|r| s.class_of(r.0)))?,
+                "name" => texts(rows.iter().map(|r| Some(r.1.name.as_str()))),
+                "declared_by" => texts(rows.iter().map(|r| Some(s.classes().get(r.1.declared_by).name.as_str()))),
+                "static" => bools(rows.iter().map(|r| r.1.is_static)),
+                "type" => texts(rows.iter().map(|r| {
+                    Some(match r.1.value {
+                        Value::Object(_) => "Object",
+                        Value::Primitive(ty, _) => ty.java_name(),
+                    })
+                })),
+                "value" => owned_texts(rows.iter().map(|r| {
+                    Some(match r.1.value {
+                        Value::Object(0) => "null".to_owned(),
+                        Value::Object(id) => format!("0x{id:x}"),
+                        Value::Primitive(ty, bits) => analysis::primitive_text(ty, bits),
+                    })
+                })),
+                "ref" => some_ints(rows.iter().map(|r| target(&r.1.value))),
+                "string" => owned_texts(rows.iter().map(|r| {
+                    let o = s.find(target(&r.1.value)?)?;
+                    let string = scan.settings.show_values && Some(s.class_of(o)) == string_class;
+                    string.then(|| s.string_value(o, analysis::VALUE_CHARS)).flatten()
+                })),
+                _ => return Ok(None),
+            }))
+        })?;
         Ok((rows.len(), columns))
     }
 }

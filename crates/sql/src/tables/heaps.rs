@@ -27,22 +27,18 @@ impl Table for Heaps {
     fn build(&self, scan: &Scan, t: &Task) -> DfResult<(usize, Vec<ArrayRef>)> {
         let h = &t.heap;
         let s = &h.snap;
-        let columns = scan
-            .columns
-            .iter()
-            .map(|&c| {
-                Ok(match c {
-                    "path" => texts(std::iter::once(Some(h.path.to_string_lossy().as_ref()))),
-                    "objects" => ints(std::iter::once(s.object_count())),
-                    "refs" => ints(std::iter::once(s.edge_count())),
-                    "classes" => ints(std::iter::once(s.classes().len() as u64)),
-                    "roots" => ints(std::iter::once(s.roots.len() as u64)),
-                    "shallow_bytes" => ints(std::iter::once(s.census.total().shallow_bytes)),
-                    "timestamp_ms" => ints(std::iter::once(s.census.header.timestamp_ms)),
-                    c => return Err(unknown("heaps", c)),
-                })
-            })
-            .collect::<DfResult<_>>()?;
+        let columns = project(scan, DOC.name, |c| {
+            Ok(Some(match c {
+                "path" => texts(std::iter::once(Some(h.path.to_string_lossy().as_ref()))),
+                "objects" => ints(std::iter::once(s.object_count())),
+                "refs" => ints(std::iter::once(s.edge_count())),
+                "classes" => ints(std::iter::once(s.classes().len() as u64)),
+                "roots" => ints(std::iter::once(s.roots.len() as u64)),
+                "shallow_bytes" => ints(std::iter::once(s.census.total().shallow_bytes)),
+                "timestamp_ms" => ints(std::iter::once(s.census.header.timestamp_ms)),
+                _ => return Ok(None),
+            }))
+        })?;
         Ok((1, columns))
     }
 }

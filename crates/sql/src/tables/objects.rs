@@ -41,40 +41,33 @@ impl Table for Objects {
         let s = &h.snap;
         let objects = scan.objects(t);
         let string_class = s.classes().find("java.lang.String");
-        let columns = scan
-            .columns
-            .iter()
-            .map(|&name| {
-                Ok(match name {
-                    "id" => ints(objects.iter().map(|&o| s.address(o))),
-                    "class" => classes_of(h, objects.iter().map(|&o| s.class_of(o)))?,
-                    "class_id" => ints(objects.iter().map(|&o| s.classes().get(s.class_of(o)).id)),
-                    "shallow_bytes" => ints(objects.iter().map(|&o| s.shallow_bytes(o))),
-                    "retained_bytes" => ints(objects.iter().map(|&o| h.retention().retained_bytes(o))),
-                    "dominator" => {
-                        let r = h.retention();
-                        some_ints(objects.iter().map(|&o| r.immediate_dominator(o).map(|d| s.address(d))))
-                    }
-                    "depth" => {
-                        let d = h.depths();
-                        Arc::new(
-                            objects
-                                .iter()
-                                .map(|o| Some(d[o.index()]).filter(|&d| d != UNREACHED))
-                                .collect::<UInt32Array>(),
-                        )
-                    }
-                    "reachable" => bools(objects.iter().map(|&o| h.retention().is_live(o))),
-                    "root_kind" => texts(objects.iter().map(|o| h.root_kinds().get(&o.0).map(|k| k.name()))),
-                    "array_length" => some_ints(objects.iter().map(|&o| s.array_elements(o, 0, 0).map(|(_, n, _)| n))),
-                    "text" => owned_texts(objects.iter().map(|&o| {
-                        let string = scan.settings.show_values && Some(s.class_of(o)) == string_class;
-                        string.then(|| s.string_value(o, analysis::VALUE_CHARS)).flatten()
-                    })),
-                    c => return Err(unknown("objects", c)),
-                })
-            })
-            .collect::<DfResult<_>>()?;
+        let columns = project(scan, DOC.name, |name| {
+            Ok(Some(match name {
+                "id" => ints(objects.iter().map(|&o| s.address(o))),
+                "class" => classes_of(h, objects.iter().map(|&o| s.class_of(o)))?,
+                "class_id" => ints(objects.iter().map(|&o| s.classes().get(s.class_of(o)).id)),
+                "shallow_bytes" => ints(objects.iter().map(|&o| s.shallow_bytes(o))),
+                "retained_bytes" => ints(objects.iter().map(|&o| h.retention().retained_bytes(o))),
+                "dominator" => {
+                    let r = h.retention();
+                    some_ints(objects.iter().map(|&o| r.immediate_dominator(o).map(|d| s.address(d))))
+                }
+                "depth" => {
+                    let d = h.depths();
+                    Arc::new(
+                        objects.iter().map(|o| Some(d[o.index()]).filter(|&d| d != UNREACHED)).collect::<UInt32Array>(),
+                    )
+                }
+                "reachable" => bools(objects.iter().map(|&o| h.retention().is_live(o))),
+                "root_kind" => texts(objects.iter().map(|o| h.root_kinds().get(&o.0).map(|k| k.name()))),
+                "array_length" => some_ints(objects.iter().map(|&o| s.array_elements(o, 0, 0).map(|(_, n, _)| n))),
+                "text" => owned_texts(objects.iter().map(|&o| {
+                    let string = scan.settings.show_values && Some(s.class_of(o)) == string_class;
+                    string.then(|| s.string_value(o, analysis::VALUE_CHARS)).flatten()
+                })),
+                _ => return Ok(None),
+            }))
+        })?;
         Ok((objects.len(), columns))
     }
 }

@@ -31,19 +31,15 @@ impl Table for Refs {
                 rows.extend(s.edges(o).map(|e| (o, e, None)));
             }
         }
-        let columns = scan
-            .columns
-            .iter()
-            .map(|&name| {
-                Ok(match name {
-                    "from" => ints(rows.iter().map(|r| s.address(r.0))),
-                    "to" => ints(rows.iter().map(|r| s.address(r.1.target))),
-                    "strength" => texts(rows.iter().map(|r| Some(r.1.strength.name()))),
-                    "field" => texts(rows.iter().map(|r| r.2.as_deref())),
-                    c => return Err(unknown("refs", c)),
-                })
-            })
-            .collect::<DfResult<_>>()?;
+        let columns = project(scan, DOC.name, |name| {
+            Ok(Some(match name {
+                "from" => ints(rows.iter().map(|r| s.address(r.0))),
+                "to" => ints(rows.iter().map(|r| s.address(r.1.target))),
+                "strength" => texts(rows.iter().map(|r| Some(r.1.strength.name()))),
+                "field" => texts(rows.iter().map(|r| r.2.as_deref())),
+                _ => return Ok(None),
+            }))
+        })?;
         Ok((rows.len(), columns))
     }
 }

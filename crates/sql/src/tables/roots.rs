@@ -43,29 +43,25 @@ impl Table for Roots {
             heap::RootDetail::Thread { thread, frame } => Some((thread, frame)),
             _ => None,
         };
-        let columns = scan
-            .columns
-            .iter()
-            .map(|&name| {
-                Ok(match name {
-                    "object" => ints(rows.iter().map(|r| s.address(r.map_or_else(|i| statics[i].2, |r| r.object)))),
-                    "kind" => texts(rows.iter().map(|r| Some(r.map_or("static field", |r| r.kind.name())))),
-                    "thread" => owned_texts(
-                        rows.iter().map(|r| r.ok().and_then(thread).map(|(t, _)| analysis::thread_label(s, t))),
-                    ),
-                    "frame" => owned_texts(rows.iter().map(|r| {
-                        let (t, f) = r.ok().and_then(thread)?;
-                        s.threads.get(t)?.frames.get(f? as usize).map(analysis::frame_text)
-                    })),
-                    "static_field" => owned_texts(rows.iter().map(|r| {
-                        let &(c, i, _) = statics.get(*r.as_ref().err()?)?;
-                        let class = s.classes().get(c);
-                        Some(format!("{}.{}", class.name, class.statics.get(usize::from(i))?.name))
-                    })),
-                    c => return Err(unknown("roots", c)),
-                })
-            })
-            .collect::<DfResult<_>>()?;
+        let columns = project(scan, DOC.name, |name| {
+            Ok(Some(match name {
+                "object" => ints(rows.iter().map(|r| s.address(r.map_or_else(|i| statics[i].2, |r| r.object)))),
+                "kind" => texts(rows.iter().map(|r| Some(r.map_or("static field", |r| r.kind.name())))),
+                "thread" => {
+                    owned_texts(rows.iter().map(|r| r.ok().and_then(thread).map(|(t, _)| analysis::thread_label(s, t))))
+                }
+                "frame" => owned_texts(rows.iter().map(|r| {
+                    let (t, f) = r.ok().and_then(thread)?;
+                    s.threads.get(t)?.frames.get(f? as usize).map(analysis::frame_text)
+                })),
+                "static_field" => owned_texts(rows.iter().map(|r| {
+                    let &(c, i, _) = statics.get(*r.as_ref().err()?)?;
+                    let class = s.classes().get(c);
+                    Some(format!("{}.{}", class.name, class.statics.get(usize::from(i))?.name))
+                })),
+                _ => return Ok(None),
+            }))
+        })?;
         Ok((rows.len(), columns))
     }
 }
