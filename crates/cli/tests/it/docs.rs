@@ -72,7 +72,7 @@ fn the_architecture_page_shows_the_crate_graph_of_the_cargo_files() {
     assert_eq!(documented_graph(), cargo_graph(), "docs/architecture.md's crate table against crates/*/Cargo.toml");
 }
 
-use crate::support::DEMO;
+use crate::support::{leakscope, DEMO};
 
 #[test]
 fn the_json_schemas_in_docs_are_the_models_and_every_output_fits_its_schema() {
@@ -144,4 +144,42 @@ fn the_json_schemas_in_docs_are_the_models_and_every_output_fits_its_schema() {
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
     assert_eq!(doc["schema_version"], report::SCHEMA_VERSION);
     assert!(schemas["summary"].is_valid(&doc));
+}
+
+#[test]
+fn the_guides_examples_use_commands_and_flags_the_binary_has() {
+    // Every `leakscope ...` line of the guide's and the README's shell examples names a
+    // command the binary has, with flags its --help lists: the manual cannot drift from the
+    // binary without this failing. (The examples name users' files, so they are checked,
+    // not run; the demo's two commands run in their own tests.)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut checked = 0;
+    for doc in ["docs/GUIDE.md", "README.md"] {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        let mut in_shell = false;
+        for line in text.lines() {
+            if line.starts_with("```") {
+                in_shell = matches!(line.trim(), "```sh" | "```bash" | "```console" | "```shell");
+                continue;
+            }
+            let line = line.split("  #").next().unwrap_or(line).trim();
+            let Some(rest) = line.strip_prefix("leakscope ").or_else(|| line.strip_prefix("$ leakscope ")) else {
+                continue;
+            };
+            if !in_shell {
+                continue;
+            }
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            let Some(&command) = words.first().filter(|w| !w.starts_with('-')) else { continue };
+            let help = leakscope(&[command, "--help"]);
+            assert!(help.status.success(), "{doc}: `leakscope {command}` is no command of the binary: {line}");
+            let help = String::from_utf8_lossy(&help.stdout);
+            for flag in words.iter().filter(|w| w.starts_with("--")) {
+                let flag = flag.split('=').next().unwrap().trim_end_matches(['"', '\'', ',', ')']);
+                assert!(help.contains(flag), "{doc}: `leakscope {command}` has no {flag}: {line}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} examples found: the guide's code blocks changed shape");
 }
