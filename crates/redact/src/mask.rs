@@ -106,6 +106,10 @@ impl Alphabet {
     fn holds(self, units: &[u32]) -> bool {
         units.iter().all(|&u| self.index_of(u).is_some())
     }
+
+    fn holds_bytes(self, bytes: &[u8]) -> bool {
+        bytes.iter().all(|&b| self.index_of(u32::from(b)).is_some())
+    }
 }
 
 /// How a value's bytes split into units, and the classes of units, narrowest first (each
@@ -196,8 +200,17 @@ impl Masker {
         if n == 0 {
             return;
         }
-        let values = units.read(&bytes[..n * units.width()]);
         let classes = units.classes();
+        if units.width() == 1 {
+            let level = classes.iter().position(|a| a.holds_bytes(&bytes[..n])).unwrap_or(classes.len() - 1);
+            if classes[level].len() == 256 && domain(256, n).is_none() {
+                let tweak = u64::from(units.code()) << 56 | (level as u64) << 48 | n as u64;
+                let narrower = level.checked_sub(1).map(|l| classes[l]);
+                self.stream_bytes(&mut bytes[..n], narrower, tweak);
+                return;
+            }
+        }
+        let values = units.read(&bytes[..n * units.width()]);
         let level = classes.iter().position(|a| a.holds(&values)).unwrap_or(classes.len() - 1);
         let (alphabet, narrower) = (classes[level], level.checked_sub(1).map(|l| classes[l]));
         let tweak = u64::from(units.code()) << 56 | (level as u64) << 48 | n as u64;
@@ -262,6 +275,22 @@ impl Masker {
             (left, right) = (right, left ^ f);
         }
         u128::from(left) << half | u128::from(right)
+    }
+
+    /// [`Masker::stream`] for one-byte units drawn from all 256 values, in place: the same
+    /// draws (the key stream's bytes are the units), without widening each byte to a `u32`
+    /// and back, which took most of the time on a heap of byte arrays.
+    fn stream_bytes(&self, bytes: &mut [u8], narrower: Option<Alphabet>, tweak: u64) {
+        let mut h = blake3::Hasher::new_keyed(&self.key.stream);
+        h.update(&tweak.to_le_bytes());
+        h.update(bytes);
+        let mut reader = h.finalize_xof();
+        loop {
+            reader.fill(bytes);
+            if narrower.is_none_or(|a| !a.holds_bytes(bytes)) {
+                return;
+            }
+        }
     }
 
     fn stream(
