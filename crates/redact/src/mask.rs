@@ -103,12 +103,8 @@ impl Alphabet {
         unreachable!("index within the alphabet")
     }
 
-    fn holds(self, units: &[u32]) -> bool {
-        units.iter().all(|&u| self.index_of(u).is_some())
-    }
-
-    fn holds_bytes(self, bytes: &[u8]) -> bool {
-        bytes.iter().all(|&b| self.index_of(u32::from(b)).is_some())
+    fn holds(self, mut units: impl Iterator<Item = u32>) -> bool {
+        units.all(|u| self.index_of(u).is_some())
     }
 }
 
@@ -150,12 +146,14 @@ impl Units {
         self as u8 + 1
     }
 
-    fn read(self, bytes: &[u8]) -> Vec<u32> {
-        match self {
-            Units::CharsBe => bytes.chunks_exact(2).map(|b| u32::from(u16::from_be_bytes([b[0], b[1]]))).collect(),
-            Units::CharsLe => bytes.chunks_exact(2).map(|b| u32::from(u16::from_le_bytes([b[0], b[1]]))).collect(),
-            _ => bytes.iter().map(|&b| u32::from(b)).collect(),
-        }
+    /// The units of `bytes`, decoded as they are read.
+    fn units(self, bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+        let width = self.width();
+        (0..bytes.len() / width).map(move |i| match self {
+            Units::CharsBe => u32::from(u16::from_be_bytes([bytes[2 * i], bytes[2 * i + 1]])),
+            Units::CharsLe => u32::from(u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]])),
+            _ => u32::from(bytes[i]),
+        })
     }
 
     fn write(self, units: &[u32], bytes: &mut [u8]) {
@@ -200,25 +198,24 @@ impl Masker {
         if n == 0 {
             return;
         }
+        let bytes = &mut bytes[..n * units.width()];
         let classes = units.classes();
-        if units.width() == 1 {
-            let level = classes.iter().position(|a| a.holds_bytes(&bytes[..n])).unwrap_or(classes.len() - 1);
-            if classes[level].len() == 256 && domain(256, n).is_none() {
-                let tweak = u64::from(units.code()) << 56 | (level as u64) << 48 | n as u64;
-                let narrower = level.checked_sub(1).map(|l| classes[l]);
-                self.stream_bytes(&mut bytes[..n], narrower, tweak);
-                return;
-            }
-        }
-        let values = units.read(&bytes[..n * units.width()]);
-        let level = classes.iter().position(|a| a.holds(&values)).unwrap_or(classes.len() - 1);
+        // The widest class holds every unit: only the narrower ones are tested.
+        let level =
+            classes[..classes.len() - 1].iter().position(|a| a.holds(units.units(bytes))).unwrap_or(classes.len() - 1);
         let (alphabet, narrower) = (classes[level], level.checked_sub(1).map(|l| classes[l]));
         let tweak = u64::from(units.code()) << 56 | (level as u64) << 48 | n as u64;
-        let out = match domain(alphabet.len(), n) {
+        let domain = domain(alphabet.len(), n);
+        if units.width() == 1 && alphabet.len() == 256 && domain.is_none() {
+            self.stream_bytes(bytes, narrower, tweak);
+            return;
+        }
+        let values: Vec<u32> = units.units(bytes).collect();
+        let out = match domain {
             Some(size) => self.permute(&values, alphabet, narrower, size, tweak),
             None => self.stream(&values, alphabet, narrower, units, tweak),
         };
-        units.write(&out, &mut bytes[..n * units.width()]);
+        units.write(&out, bytes);
     }
 
     /// One primitive field's raw bits (as the dump widens them to 64), masked for its type.
@@ -256,7 +253,7 @@ impl Masker {
                 continue;
             }
             let out = decode(y, alphabet, values.len());
-            if narrower.is_none_or(|a| !a.holds(&out)) {
+            if narrower.is_none_or(|a| !a.holds(out.iter().copied())) {
                 return out;
             }
         }
@@ -287,7 +284,7 @@ impl Masker {
         let mut reader = h.finalize_xof();
         loop {
             reader.fill(bytes);
-            if narrower.is_none_or(|a| !a.holds_bytes(bytes)) {
+            if narrower.is_none_or(|a| !a.holds(bytes.iter().map(|&b| u32::from(b)))) {
                 return;
             }
         }
@@ -333,7 +330,7 @@ impl Masker {
                     out.push(table.get(i as usize).copied().unwrap_or_else(|| alphabet.at(i)));
                 }
             }
-            if narrower.is_none_or(|a| !a.holds(&out)) {
+            if narrower.is_none_or(|a| !a.holds(out.iter().copied())) {
                 return out;
             }
         }
