@@ -46,20 +46,11 @@ impl AddrRank {
         let (n, min, max, differ) = all()
             .map(|a| (1usize, a, a, a ^ first))
             .reduce(|| (0, u64::MAX, 0, 0), |x, y| (x.0 + y.0, x.1.min(y.1), x.2.max(y.2), x.3 | y.3));
-        let shape = Shape::new(min, max, differ);
         // Beyond 32 bytes per object the sorted list (with its buckets) is smaller.
         let budget = 32 * n as u64 + (16 << 10);
-        let mut pages = match shape.table_bytes() {
-            b if b <= budget => vec![EMPTY; shape.pages as usize],
-            _ => return Self::sorted(all().collect()),
-        };
-        let addrs = || parts.iter().flat_map(|p| p.iter().map(|o| o[0]));
-        addrs().for_each(|a| pages[shape.page(a) as usize] = 0);
-        let occupied = number_pages(&mut pages);
-        if shape.table_bytes() + occupied * PAGE_WORDS * 16 > budget {
-            return Self::sorted(all().collect());
-        }
-        shape.bitmap(pages, occupied, addrs())
+        Shape::new(min, max, differ)
+            .dense(|| parts.iter().flat_map(|p| p.iter().map(|o| o[0])), budget)
+            .unwrap_or_else(|| Self::sorted(all().collect()))
     }
 
     fn sorted(mut addrs: Vec<u64>) -> AddrRank {
@@ -77,15 +68,7 @@ impl AddrRank {
         }
         let min = addr(0);
         let differ = (1..len).fold(0, |d, i| d | (addr(i) ^ min));
-        let shape = Shape::new(min, addr(len - 1), differ);
-        if shape.table_bytes() > max_bytes {
-            return None;
-        }
-        let mut pages = vec![EMPTY; shape.pages as usize];
-        (0..len).for_each(|i| pages[shape.page(addr(i)) as usize] = 0);
-        let occupied = number_pages(&mut pages);
-        (shape.table_bytes() + occupied * PAGE_WORDS * 16 <= max_bytes)
-            .then(|| shape.bitmap(pages, occupied, (0..len).map(addr)))
+        Shape::new(min, addr(len - 1), differ).dense(|| (0..len).map(&addr), max_bytes)
     }
 
     /// Number of distinct addresses.
@@ -163,6 +146,19 @@ impl Shape {
 
     fn page(&self, addr: u64) -> u64 {
         ((addr - self.min) >> self.shift) / (64 * PAGE_WORDS)
+    }
+
+    /// The dense form of the addresses `addrs()` yields (any order, repeats allowed; read
+    /// twice), or `None` when its page table and the occupied pages' words take more than
+    /// `max_bytes`.
+    fn dense<I: Iterator<Item = u64>>(&self, addrs: impl Fn() -> I, max_bytes: u64) -> Option<AddrRank> {
+        if self.table_bytes() > max_bytes {
+            return None;
+        }
+        let mut pages = vec![EMPTY; self.pages as usize];
+        addrs().for_each(|a| pages[self.page(a) as usize] = 0);
+        let occupied = number_pages(&mut pages);
+        (self.table_bytes() + occupied * PAGE_WORDS * 16 <= max_bytes).then(|| self.bitmap(pages, occupied, addrs()))
     }
 
     /// The dense form of `addrs` (any order, repeats allowed) over `pages`, numbered.

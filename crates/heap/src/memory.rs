@@ -133,9 +133,9 @@ fn mib(bytes: u64) -> String {
 /// Objects and references in the heap records of `dump`: their total size times the counts
 /// in a sample over its size, the sample 8 MiB taken from up to 64 heap records spread over
 /// the file (the first record of a dump is often its small objects, its arrays later); only
-/// record heads are read elsewhere. References are counted as an instance's non-null reference fields (or, for a class
-/// without a dump before the objects, every identifier-sized word of its field bytes) and an
-/// object array's non-null elements.
+/// record heads are read elsewhere. References are counted as an instance's non-null
+/// reference fields (or, for a class without a dump before the objects, every
+/// identifier-sized word of its field bytes) and an object array's non-null elements.
 fn estimate_counts(dump: &crate::Dump) -> (u64, u64) {
     let data = dump.data();
     let Ok(header) = Header::parse(data) else { return (0, 0) };
@@ -296,13 +296,9 @@ mod tests {
         assert!(tight.out_of_core() && !tight.too_little(), "{}", tight.describe());
         let short = plan(60);
         assert!(short.too_little(), "{}", short.describe());
-        assert!(short.describe().ends_with(&format!("at least {}", mib_text(short.minimum))), "{}", short.describe());
+        assert!(short.describe().ends_with(&format!("at least {}", super::mib(short.minimum))), "{}", short.describe());
         // A tiny dump never needs more out of core than in memory.
         let tiny = MemoryPlan::for_counts(1_000, 2_000, 40 * mib, "--memory-limit", None);
         assert!(tiny.minimum <= tiny.estimate);
-    }
-
-    fn mib_text(b: u64) -> String {
-        mib(b)
     }
 }
