@@ -367,11 +367,24 @@ impl<'a> Worker<'a> {
         Ok(true)
     }
 
-    /// Gives `holders` the sizes read of the same containers so far (for the online ranking).
-    fn keep_sizes(&self, holders: &mut [runstore::HolderChain]) {
+    /// Gives `holders` the sizes read of the same containers so far (for the online ranking),
+    /// and the path an earlier walk learned where this walk's stops short of it: each full walk
+    /// learns what holds each link anew, and one that ran out of time or dropped the path
+    /// links (a map's table replaced at a resize) left the session registry's chain at `…`
+    /// while the same container, still held, had been named to its root before.
+    fn keep_known(&self, holders: &mut [runstore::HolderChain]) {
         for h in holders {
-            if let Some(old) = self.walk_holders.iter().find(|o| o.id == h.id && h.id > 0) {
-                h.sizes = old.sizes.clone();
+            let Some(old) = self.walk_holders.iter().find(|o| o.id == h.id && h.id > 0) else { continue };
+            h.sizes = old.sizes.clone();
+            if let Some(known) = known_further(&h.path, &old.path) {
+                // This walk's fields where it knew the holder, the earlier walk's beyond.
+                let ours = h.path.len() - 1;
+                let field = |i: usize| {
+                    let new = h.fields.get(i).filter(|f| i < ours && !f.is_empty());
+                    new.or(old.fields.get(i)).cloned().unwrap_or_default()
+                };
+                h.fields = (0..known.len()).map(field).collect();
+                h.path = known.to_vec();
             }
         }
     }
@@ -404,6 +417,14 @@ impl<'a> Worker<'a> {
         }
         self.store.write_container_sizes(time, &sizes).map_err(|e| e.to_string())
     }
+}
+
+/// `old`, when it goes on past where `new` stops at `…` through the same holders: the path an
+/// earlier walk learned of a container this walk reached without learning it whole.
+fn known_further<'p>(new: &[String], old: &'p [String]) -> Option<&'p [String]> {
+    let (last, prefix) = new.split_last()?;
+    let ends = |p: &[String]| p.last().is_some_and(|l| l == "…");
+    (last == "…" && !ends(old) && old.len() > prefix.len() && old.starts_with(prefix)).then_some(old)
 }
 
 /// The JVM's command line, for the OTLP resource (which JVM in the fleet this is).

@@ -64,7 +64,7 @@ impl Worker<'_> {
                 self.note_pause(pause)?;
                 let (mut holders, objects): (Vec<_>, Vec<_>) = self.holders.chains(&names).into_iter().unzip();
                 self.containers.after_walk(a.env, self.jni, &mut holders, &objects);
-                self.keep_sizes(&mut holders);
+                self.keep_known(&mut holders);
                 let time = now_ms();
                 for h in &mut holders {
                     h.time_ms = time;

@@ -118,7 +118,7 @@ impl Worker<'_> {
         self.last_walk = Some((Instant::now(), summary.total_instances, summary.total_bytes as f64));
         let mut holders = walk.holders;
         self.containers.after_walk(a.env, self.jni, &mut holders, &walk.chain_objects);
-        self.keep_sizes(&mut holders);
+        self.keep_known(&mut holders);
         for h in &mut holders {
             h.time_ms = summary.time_ms.unwrap_or(0);
         }

@@ -53,7 +53,7 @@ fn assert_named(s: &Service, leak: &[&str], grows: &[&str]) {
     let (t, last, _) = s.verdicts.iter().rfind(|v| v.0 < SECONDS).expect("no verdict while it ran");
     assert!(
         named(last),
-        "{}: at {t} s the first candidate's slice names none of {leak:?}: {log:?}; {:#}",
+        "{}: at {t} s the first candidate's slice names none of {leak:?}: {}; readings: {log:#?}",
         s.scenario,
         last["candidates"][0]["slice"]
     );
@@ -117,6 +117,7 @@ fn assert_steady(s: &Service) {
 }
 
 fn tomcat(jdk: Jdk, leak_by: By, steady_by: By) {
+    let _alone = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let cp = compiled(&jdk, dir.path());
     let mut leak = start(&jdk, &cp, dir.path(), "tomcat-sessions", leak_by);
@@ -166,6 +167,7 @@ fn tomcat_sessions_by_attach_and_steady_traffic_by_run_on_jdk25() {
 #[test]
 fn tomcat_shop_listener_leak_named_by_its_holder_at_every_reading_on_jdk25() {
     let Some(jdk) = Jdk::require25() else { return };
+    let _alone = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let cp = compiled(&jdk, dir.path());
     let port = free_port();
@@ -333,6 +335,7 @@ fn assert_within_max_pause(s: &Service, max_pause_ms: f64) {
 #[test]
 fn our_session_registry_leak_and_a_full_cache_by_run() {
     let jdk = Jdk::default_jdk();
+    let _alone = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let cp = compiled(&jdk, dir.path());
     let parser = Command::new("python3").args(["-c", "import prometheus_client"]).status();
