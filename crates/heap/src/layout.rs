@@ -172,7 +172,7 @@ impl LayoutBasis {
 }
 
 /// Evidence for layout inference: an array and the gap from its address to the next object's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ArrayGap {
     /// Element type.
     pub elem: BasicType,
@@ -199,9 +199,17 @@ pub fn infer(evidence: &[ArrayGap], spec: LayoutSpec, id_size: hprof::IdSize) ->
             aligns.iter().map(move |&a| VmLayout::of(*f, a))
         })
         .collect();
+    // Scored once per distinct array shape and gap, weighted by how often it was seen: a
+    // dump of 1,600 segments keeps 800,000 gaps, most of them repeats, and scoring each for
+    // every candidate layout took 60 ms of the histogram's one thread.
+    let mut seen: rustc_hash::FxHashMap<ArrayGap, i64> = rustc_hash::FxHashMap::default();
+    for e in evidence {
+        *seen.entry(*e).or_default() += 1;
+    }
+    let distinct: Vec<(ArrayGap, i64)> = seen.into_iter().collect();
     let mut best: Option<(i64, VmLayout)> = None;
     for cand in &candidates {
-        let score = score(cand, evidence);
+        let score = score(cand, &distinct);
         if best.is_none_or(|(s, _)| score > s) {
             best = Some((score, *cand));
         }
@@ -237,10 +245,10 @@ pub fn assumed(spec: LayoutSpec, fallback: VmLayout) -> VmLayout {
     }
 }
 
-fn score(layout: &VmLayout, evidence: &[ArrayGap]) -> i64 {
-    evidence.iter().fold(0i64, |acc, e| {
+fn score(layout: &VmLayout, evidence: &[(ArrayGap, i64)]) -> i64 {
+    evidence.iter().fold(0i64, |acc, (e, n)| {
         let predicted = layout.array_bytes(e.elem, u64::from(e.len));
-        acc + match predicted.cmp(&e.gap) {
+        acc + n * match predicted.cmp(&e.gap) {
             std::cmp::Ordering::Equal => 1,
             std::cmp::Ordering::Greater => -8,
             std::cmp::Ordering::Less => 0,

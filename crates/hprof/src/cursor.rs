@@ -83,7 +83,7 @@ impl<'a> Cursor<'a> {
     }
 
     #[inline]
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], Short> {
+    pub(crate) fn array<const N: usize>(&mut self) -> Result<[u8; N], Short> {
         let s = self.bytes(N)?;
         let mut a = [0u8; N];
         a.copy_from_slice(s);

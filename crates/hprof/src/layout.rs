@@ -3,6 +3,7 @@
 
 use crate::cursor::{Cursor, Short};
 use crate::writer::Writer;
+use crate::IdSize;
 
 macro_rules! layouts {
     ($( $(#[$m:meta])* $name:ident { $( $(#[$fm:meta])* $field:ident : $kind:ident ),* $(,)? } )*) => {$(
@@ -14,7 +15,23 @@ macro_rules! layouts {
             /// Reads this layout at the cursor.
             #[inline]
             pub fn read(c: &mut Cursor<'_>) -> Result<Self, Short> {
-                Ok(Self { $( $field: layouts!(@read c $kind) ),* })
+                // The whole layout is taken in one bounds check, as a fixed-size array whose
+                // fields sit at constant offsets: read field by field, each its own check and
+                // error path, the heads of 34 M objects were a third of the histogram's time.
+                const FOUR: usize = 0 $( + layouts!(@size 4, $kind) )*;
+                const EIGHT: usize = 0 $( + layouts!(@size 8, $kind) )*;
+                Ok(match c.id_size() {
+                    IdSize::Four => {
+                        let bytes: [u8; FOUR] = c.array()?;
+                        let mut f = Fixed { bytes: &bytes, at: 0, id: 4 };
+                        Self { $( $field: layouts!(@fixed f $kind) ),* }
+                    }
+                    IdSize::Eight => {
+                        let bytes: [u8; EIGHT] = c.array()?;
+                        let mut f = Fixed { bytes: &bytes, at: 0, id: 8 };
+                        Self { $( $field: layouts!(@fixed f $kind) ),* }
+                    }
+                })
             }
             /// Writes this layout.
             pub fn write(&self, w: &mut Writer) {
@@ -28,18 +45,53 @@ macro_rules! layouts {
     (@ty u4) => { u32 };
     (@ty i4) => { i32 };
     (@ty u8) => { u64 };
-    (@read $c:ident id) => { $c.id()? };
-    (@read $c:ident u1) => { $c.u1()? };
-    (@read $c:ident u2) => { $c.u2()? };
-    (@read $c:ident u4) => { $c.u4()? };
-    (@read $c:ident i4) => { $c.i4()? };
-    (@read $c:ident u8) => { $c.u8()? };
+    (@size $id:literal, id) => { $id };
+    (@size $id:literal, u1) => { 1 };
+    (@size $id:literal, u2) => { 2 };
+    (@size $id:literal, u4) => { 4 };
+    (@size $id:literal, i4) => { 4 };
+    (@size $id:literal, u8) => { 8 };
+    (@fixed $f:ident id) => { $f.id() };
+    (@fixed $f:ident u1) => { u8::from_be_bytes($f.take()) };
+    (@fixed $f:ident u2) => { u16::from_be_bytes($f.take()) };
+    (@fixed $f:ident u4) => { u32::from_be_bytes($f.take()) };
+    (@fixed $f:ident i4) => { i32::from_be_bytes($f.take()) };
+    (@fixed $f:ident u8) => { u64::from_be_bytes($f.take()) };
     (@write $w:ident $v:expr, id) => { $w.id($v) };
     (@write $w:ident $v:expr, u1) => { $w.u1($v) };
     (@write $w:ident $v:expr, u2) => { $w.u2($v) };
     (@write $w:ident $v:expr, u4) => { $w.u4($v) };
     (@write $w:ident $v:expr, i4) => { $w.i4($v) };
     (@write $w:ident $v:expr, u8) => { $w.u8($v) };
+}
+
+/// A layout's bytes, already taken whole from the cursor, read field by field.
+struct Fixed<'b> {
+    bytes: &'b [u8],
+    at: usize,
+    /// Bytes of an identifier: 4 or 8.
+    id: usize,
+}
+
+impl Fixed<'_> {
+    /// The next `N` bytes: within the layout's size by construction, so the compiler, which
+    /// sees the array's length and the constant offsets, drops the check.
+    #[inline(always)]
+    fn take<const N: usize>(&mut self) -> [u8; N] {
+        let mut a = [0u8; N];
+        a.copy_from_slice(&self.bytes[self.at..self.at + N]);
+        self.at += N;
+        a
+    }
+
+    #[inline(always)]
+    fn id(&mut self) -> u64 {
+        if self.id == 4 {
+            u64::from(u32::from_be_bytes(self.take()))
+        } else {
+            u64::from_be_bytes(self.take())
+        }
+    }
 }
 
 layouts! {
