@@ -6,6 +6,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use crate::exit::Exit;
+use crate::warnings::ReadWarnings;
 
 /// On or off, for layout overrides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -106,12 +107,6 @@ impl DumpArgs {
     pub fn settings(&self) -> app::ReadSettings {
         app::ReadSettings { read: self.read_options(), tmp_dir: self.tmp_dir.clone(), memory_limit: self.memory_limit }
     }
-
-    /// Prints the warnings of a read to stderr unless quiet, the known-harmless ones too with
-    /// why they are harmless (as `info` does), and keeps them for the `--json` output.
-    pub fn print_warnings_explained(&self, w: &heap::Warnings) {
-        crate::warnings::report(w, self.quiet, true);
-    }
 }
 
 /// Checks that `path` can be written, before any analysis: an output that cannot be written
@@ -150,17 +145,22 @@ pub fn parse_selector(s: &str) -> Result<analysis::Selector, String> {
 
 /// Prints a report on stdout: one JSON document with `--json`, else its text form. Every
 /// document gets `schema_version` ([`report::SCHEMA_VERSION`]); a command that read dumps
-/// adds their `warnings` (one line each) and `truncated_at` (the offset where a truncated
-/// dump was cut, or null), whatever its shape.
-pub fn emit<R: serde::Serialize>(json: bool, report: &R, text: impl FnOnce(&R) -> String) -> anyhow::Result<Exit> {
+/// passes their warnings (`read`, from the bar that read them), and the document gets them as
+/// `warnings` (one line each) and `truncated_at` (the offset where a truncated dump was cut,
+/// or null), whatever its shape.
+pub fn emit<R: serde::Serialize>(
+    json: bool,
+    report: &R,
+    read: Option<ReadWarnings>,
+    text: impl FnOnce(&R) -> String,
+) -> anyhow::Result<Exit> {
     if json {
         let mut doc = serde_json::to_value(report)?;
-        let read = crate::warnings::read();
         if let Some(fields) = doc.as_object_mut() {
             fields.insert("schema_version".into(), serde_json::json!(report::SCHEMA_VERSION));
-            if let Some((warnings, cut, _)) = read {
-                fields.insert("warnings".into(), serde_json::json!(warnings));
-                fields.insert("truncated_at".into(), serde_json::json!(cut));
+            if let Some(read) = read {
+                fields.insert("warnings".into(), serde_json::json!(read.lines));
+                fields.insert("truncated_at".into(), serde_json::json!(read.truncated_at));
             }
         }
         outln!("{}", serde_json::to_string(&doc)?)?;
@@ -168,9 +168,8 @@ pub fn emit<R: serde::Serialize>(json: bool, report: &R, text: impl FnOnce(&R) -
         let text = text(report);
         // Every verdict on a dump not read whole says so first, where a reader of the result
         // looks (the warning on stderr is easily lost): a cut dump is not a heap without leaks.
-        let read = crate::warnings::read();
-        if let Some((_, _, incomplete)) = read.filter(|_| !text.contains("INCOMPLETE INPUT: ")) {
-            for why in incomplete {
+        if let Some(read) = read.filter(|_| !text.contains("INCOMPLETE INPUT: ")) {
+            for why in read.incomplete {
                 outln!("INCOMPLETE DUMP: {why}: the results below cover only what was read")?;
             }
         }

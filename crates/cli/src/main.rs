@@ -113,6 +113,15 @@ enum Command {
 fn main() -> std::process::ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
+        // A value a flag's parser refused is said in one line (clap adds a pointer to --help);
+        // other usage errors keep clap's usage lines, which say what is missing.
+        Err(e)
+            if matches!(e.kind(), clap::error::ErrorKind::ValueValidation | clap::error::ErrorKind::InvalidValue) =>
+        {
+            let text = e.render().to_string();
+            eprintln!("{}", text.lines().next().unwrap_or_default());
+            return Exit::Error.into();
+        }
         Err(e) => {
             let code = if e.use_stderr() { Exit::Error } else { Exit::Success };
             let _ = e.print();

@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::warnings::ReadWarnings;
+
 /// Work shorter than this never shows a bar.
 const SHOW_AFTER: Duration = Duration::from_millis(400);
 
@@ -22,6 +24,8 @@ pub struct Bar {
     timings: bool,
     /// `--quiet`: no bar and no warnings.
     quiet: bool,
+    /// The warnings of the dumps read through this bar; `None` until one is read.
+    read: Mutex<Option<ReadWarnings>>,
 }
 
 impl Bar {
@@ -43,7 +47,25 @@ impl Bar {
             prefix: Mutex::default(),
             timings: std::env::var_os("LEAKSCOPE_TIMINGS").is_some_and(|v| v == "1"),
             quiet,
+            read: Mutex::new(None),
         }
+    }
+
+    /// The warnings of the dumps read through this bar so far, for the verdict printed at the
+    /// end; `None` when it read none.
+    pub fn read_warnings(&self) -> Option<ReadWarnings> {
+        self.read.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Prints the warnings of a read unless quiet, the known-harmless ones too with why they
+    /// are harmless (as `info` does), and keeps them.
+    pub fn warnings_explained(&self, w: &heap::Warnings) {
+        self.keep(w, true);
+    }
+
+    fn keep(&self, w: &heap::Warnings, explain: bool) {
+        let mut read = self.read.lock().unwrap_or_else(|e| e.into_inner());
+        read.get_or_insert_with(Default::default).report(w, self.quiet, explain);
     }
 
     /// Puts `prefix` before every later phase name (such as `dump 3 of 8: `, for one heap of a series).
@@ -100,7 +122,7 @@ impl graph::Progress for Bar {
 /// kept for `--json`), which input of a series is read, and notes.
 impl app::Reporter for Bar {
     fn warnings(&self, w: &heap::Warnings) {
-        crate::warnings::report(w, self.quiet, false);
+        self.keep(w, false);
     }
 
     fn input(&self, i: usize, n: usize) {

@@ -1,6 +1,6 @@
 //! `leakscope check`: are the objects the program declared dead really gone?
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use anyhow::{bail, Context};
@@ -50,22 +50,19 @@ pub struct CheckArgs {
 /// Runs the command.
 pub fn run(args: &CheckArgs) -> anyhow::Result<Exit> {
     let path = PathBuf::from(&args.target);
+    let bar = Bar::new(args.dump_args.quiet);
     let report = if path.exists() {
-        app::expectations::of_file(&path, &args.dump_args.settings(), &Bar::new(args.dump_args.quiet))?
+        app::expectations::of_file(&path, &args.dump_args.settings(), &bar)?
     } else if let Ok(pid) = args.target.parse::<u32>() {
-        of_process(pid, args)?
+        of_process(pid, args, &bar)?
     } else {
         bail!("{} is neither a process id, a heap dump nor a run store", args.target);
     };
-    dump_args::emit(args.json, &report, |r| r.to_text(args.all))?;
+    dump_args::emit(args.json, &report, bar.read_warnings(), |r| r.to_text(args.all))?;
     Ok(if report.reachable.is_empty() { Exit::Success } else { Exit::CheckFailed })
 }
 
-fn of_dump(path: &Path, dump_args: &DumpArgs) -> anyhow::Result<report::ExpectationsReport> {
-    Ok(app::expectations::of_dump(path, &dump_args.settings(), &Bar::new(dump_args.quiet))?)
-}
-
-fn of_process(pid: u32, args: &CheckArgs) -> anyhow::Result<report::ExpectationsReport> {
+fn of_process(pid: u32, args: &CheckArgs, bar: &Bar) -> anyhow::Result<report::ExpectationsReport> {
     app::jvm::ensure_jvm(pid)?;
     let dump = match &args.keep_dump {
         Some(p) => std::path::absolute(p).with_context(|| format!("cannot use {}", p.display()))?,
@@ -86,7 +83,7 @@ fn of_process(pid: u32, args: &CheckArgs) -> anyhow::Result<report::Expectations
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         bail!("jcmd could not dump {pid}: {}", app::jvm::jcmd_message(&text));
     }
-    let result = of_dump(&dump, &args.dump_args);
+    let result = app::expectations::of_dump(&dump, &args.dump_args.settings(), bar).map_err(anyhow::Error::from);
     if args.keep_dump.is_none() {
         let _ = std::fs::remove_file(&dump);
     }

@@ -44,5 +44,5 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<Exit> {
         app::Reporter::note(&bar, &message);
     }
     let report = growth::diff(&old, &new);
-    dump_args::emit(args.json, &report, |r| r.to_text(dump_args::top_n(args.top)))
+    dump_args::emit(args.json, &report, bar.read_warnings(), |r| r.to_text(dump_args::top_n(args.top)))
 }

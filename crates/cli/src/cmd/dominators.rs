@@ -40,5 +40,5 @@ pub struct DominatorsArgs {
 pub fn run(args: &DominatorsArgs) -> anyhow::Result<Exit> {
     let (bar, snap) = args.input.snapshot()?;
     let report = app::analyses::dominators(&snap, args.children, 0, args.top, args.flat, &bar)?;
-    dump_args::emit(args.input.json, &report, |r| r.to_text())
+    dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| r.to_text())
 }

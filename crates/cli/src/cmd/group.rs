@@ -35,5 +35,5 @@ pub struct GroupArgs {
 pub fn run(args: &GroupArgs) -> anyhow::Result<Exit> {
     let (bar, snap) = args.input.snapshot()?;
     let report = app::analyses::group(&snap, &args.by, args.top, &bar);
-    dump_args::emit(args.input.json, &report, |r| r.to_text())
+    dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| r.to_text())
 }

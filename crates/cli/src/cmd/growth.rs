@@ -74,8 +74,8 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
             app::series::gate_can_judge(&opts, run.samples.len(), "sampled snapshot")?;
         }
         let mut report = app::series::run_report(&run, &opts, &args.explain);
+        let bar = Bar::new(args.dump_args.quiet);
         if args.holders > 0 && !run.captures.is_empty() {
-            let bar = Bar::new(args.dump_args.quiet);
             let settings = args.dump_args.settings();
             app::series::explain_with_capture(
                 &mut report,
@@ -86,7 +86,7 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
                 args.holders,
             )?;
         }
-        return finish(args, &report);
+        return finish(args, &report, &bar);
     }
     if args.fail_on_growth {
         app::series::gate_can_judge(&opts, args.inputs.len(), "heap")?;
@@ -104,15 +104,17 @@ pub fn run(args: &GrowthArgs) -> anyhow::Result<Exit> {
         keep_last: false,
     };
     let report = app::series::growth_of_series(req, dump_args::top_n(args.top), args.holders, &bar)?;
-    finish(args, &report)
+    finish(args, &report, &bar)
 }
 
-fn finish(args: &GrowthArgs, report: &report::GrowthReport) -> anyhow::Result<Exit> {
+/// Writes the graph if asked, prints the report with the warnings of the dumps `bar` read,
+/// and judges the gate.
+fn finish(args: &GrowthArgs, report: &report::GrowthReport, bar: &Bar) -> anyhow::Result<Exit> {
     if let Some(dot) = &args.dot {
         app::partial::write_whole(dot, report.to_dot(dump_args::top_n(args.top)).as_bytes())
             .with_context(|| format!("cannot write {}", dot.display()))?;
     }
-    dump_args::emit(args.json, report, |r| r.to_text(dump_args::top_n(args.top)))?;
+    dump_args::emit(args.json, report, bar.read_warnings(), |r| r.to_text(dump_args::top_n(args.top)))?;
     if args.fail_on_growth && report.candidates.is_empty() {
         app::series::gate_has_evidence(report)?;
     }

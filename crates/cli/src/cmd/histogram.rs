@@ -64,7 +64,7 @@ pub fn run(args: &HistogramArgs) -> anyhow::Result<Exit> {
         if let Some(n) = top {
             h.truncate(n);
         }
-        return dump_args::emit(true, &h, |_| String::new());
+        return dump_args::emit(true, &h, bar.read_warnings(), |_| String::new());
     }
     let name_column = args.by.row();
     let which = match &h.heap {

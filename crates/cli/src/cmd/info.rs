@@ -36,6 +36,6 @@ pub struct InfoArgs {
 pub fn run(args: &InfoArgs) -> anyhow::Result<Exit> {
     let bar = Bar::new(args.dump_args.quiet);
     let (info, warnings) = app::one_dump::info(&args.dump, &args.dump_args.settings(), &bar)?;
-    args.dump_args.print_warnings_explained(&warnings);
-    dump_args::emit(args.json, &info, |r| r.to_text())
+    bar.warnings_explained(&warnings);
+    dump_args::emit(args.json, &info, bar.read_warnings(), |r| r.to_text())
 }

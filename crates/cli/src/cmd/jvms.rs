@@ -23,7 +23,7 @@ pub struct JvmsArgs {
 pub fn run(args: &JvmsArgs) -> anyhow::Result<Exit> {
     let jvms = app::jvm::list();
     if args.json {
-        return crate::dump_args::emit(true, &report::JvmList { jvms }, |_| String::new());
+        return crate::dump_args::emit(true, &report::JvmList { jvms }, None, |_| String::new());
     }
     if jvms.is_empty() {
         outln!("no running JVM found (JVMs with -XX:-UsePerfData or of other users do not appear)")?;

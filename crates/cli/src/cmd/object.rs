@@ -54,5 +54,5 @@ pub fn run(args: &ObjectArgs) -> anyhow::Result<Exit> {
     };
     let view = app::analyses::object(&snap, args.id, page, &bar)
         .with_context(|| format!("no object at {} in {}", report::ObjectId(args.id), args.input.dump.display()))?;
-    dump_args::emit(args.input.json, &view, |v| v.to_text())
+    dump_args::emit(args.input.json, &view, bar.read_warnings(), |v| v.to_text())
 }

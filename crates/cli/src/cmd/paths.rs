@@ -35,5 +35,5 @@ pub struct PathsArgs {
 pub fn run(args: &PathsArgs) -> anyhow::Result<Exit> {
     let (bar, snap) = args.input.snapshot()?;
     let report = app::analyses::paths(&snap, &args.selector, args.max, &bar)?;
-    dump_args::emit(args.input.json, &report, |r| r.to_text())
+    dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| r.to_text())
 }

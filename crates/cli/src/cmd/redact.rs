@@ -163,6 +163,7 @@ pub fn run(args: &RedactArgs) -> anyhow::Result<Exit> {
     let bar = Bar::new(args.quiet);
     let report =
         app::share::redact_file(&args.dump, &args.output, &opts, args.names_map.as_deref(), gzip, &settings, &bar)?;
+    let read = bar.read_warnings();
     drop(bar);
-    dump_args::emit(args.json, &report, |r| r.to_text())
+    dump_args::emit(args.json, &report, read, |r| r.to_text())
 }

@@ -68,7 +68,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
         }
     }
     if args.json {
-        dump_args::emit(true, &report, |_| String::new())?;
+        dump_args::emit(true, &report, bar.read_warnings(), |_| String::new())?;
     }
     Ok(Exit::Success)
 }

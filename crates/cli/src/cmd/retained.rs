@@ -33,5 +33,5 @@ pub struct RetainedArgs {
 pub fn run(args: &RetainedArgs) -> anyhow::Result<Exit> {
     let (bar, snap) = args.input.snapshot()?;
     let report = app::analyses::retained(&snap, &args.selectors, &bar)?;
-    dump_args::emit(args.input.json, &report, |r| r.to_text())
+    dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| r.to_text())
 }

@@ -28,5 +28,5 @@ pub struct RootsArgs {
 pub fn run(args: &RootsArgs) -> anyhow::Result<Exit> {
     let (bar, snap) = args.input.snapshot()?;
     let report = app::analyses::roots(&snap, args.top, &bar);
-    dump_args::emit(args.input.json, &report, |r| r.to_text())
+    dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| r.to_text())
 }

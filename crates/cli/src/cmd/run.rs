@@ -1,8 +1,10 @@
 //! `leakscope run` and `leakscope attach`: a JVM with the leakscope agent, recording to a
 //! run store.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::Args;
@@ -14,23 +16,23 @@ use crate::exit::Exit;
 #[derive(Debug, Clone, Args)]
 pub struct AgentArgs {
     /// Mean bytes allocated between two sampled allocations (JVMTI heap sampling interval) [default: 256K].
-    #[arg(long, value_name = "SIZE")]
-    pub interval: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = runstore::options::parse_bytes)]
+    pub interval: Option<u64>,
     /// Share of wall time heap walks may take, in percent; walks give the slice, what holds a growing class [default: 1].
-    #[arg(long, value_name = "PERCENT")]
-    pub budget: Option<String>,
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub budget: Option<f64>,
     /// Skip a walk predicted to stop the JVM longer than this (500ms, 2s); samples still rank classes [default: 1s].
-    #[arg(long, value_name = "DURATION")]
-    pub max_pause: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub max_pause: Option<Duration>,
     /// Shortest time between two recorded snapshots of the sampled live volumes [default: 1s].
-    #[arg(long, value_name = "DURATION")]
-    pub period: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub period: Option<Duration>,
     /// Longest time between two heap walks while nothing grows, the budget permitting [default: 15s].
-    #[arg(long, value_name = "DURATION")]
-    pub walk_every: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub walk_every: Option<Duration>,
     /// Frames recorded per sample, the allocation site: deep enough to reach past a server's frames to the application's [default: 16].
     #[arg(long, value_name = "N")]
-    pub depth: Option<String>,
+    pub depth: Option<u32>,
     /// No heap walks at all: sampled live volumes only (no slices, no pauses).
     #[arg(long)]
     pub no_walks: bool,
@@ -41,26 +43,26 @@ pub struct AgentArgs {
     pub watch: Vec<String>,
     /// Serve the agent's figures as Prometheus/OpenMetrics text at http://ADDR/metrics: a port
     /// (on 127.0.0.1) or an address and port (0.0.0.0:9464 for a scraper on another host).
-    #[arg(long, value_name = "PORT|ADDR:PORT")]
-    pub metrics_port: Option<String>,
+    #[arg(long, value_name = "PORT|ADDR:PORT", value_parser = parse_listen)]
+    pub metrics_port: Option<SocketAddr>,
     /// Push the agent's figures to an OpenTelemetry collector over OTLP/HTTP (plain HTTP, such
     /// as http://localhost:4318; /v1/metrics is added).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = runstore::options::parse_otlp)]
     pub otlp: Option<String>,
     /// Time between two OTLP exports [default: 60s].
-    #[arg(long, value_name = "DURATION", requires = "otlp")]
-    pub otlp_every: Option<String>,
+    #[arg(long, value_name = "DURATION", requires = "otlp", value_parser = parse_duration)]
+    pub otlp_every: Option<Duration>,
     /// When a growing class is confirmed, take one live heap dump beside the run store
     /// (RUN-capture-1.hprof), so that `leakscope growth RUN.db` names its holders exactly,
     /// with retained sizes and paths. Writing it stops the JVM (about a second per GB live).
     #[arg(long)]
     pub capture_on_leak: bool,
     /// Shortest time between two captured dumps [default: 1h].
-    #[arg(long, value_name = "DURATION", requires = "capture_on_leak")]
-    pub capture_every: Option<String>,
+    #[arg(long, value_name = "DURATION", requires = "capture_on_leak", value_parser = parse_duration)]
+    pub capture_every: Option<Duration>,
     /// Capture no dump while the live heap is bigger than this (the dump is about as big) [default: 1G].
-    #[arg(long, value_name = "SIZE", requires = "capture_on_leak")]
-    pub capture_max_heap: Option<String>,
+    #[arg(long, value_name = "SIZE", requires = "capture_on_leak", value_parser = runstore::options::parse_bytes)]
+    pub capture_max_heap: Option<u64>,
     /// Test only: panic inside a JVM callback (alloc, gc, walk) to show the JVM survives it.
     #[arg(long, hide = true, value_name = "CALLBACK")]
     pub test_panic: Option<String>,
@@ -74,19 +76,21 @@ impl AgentArgs {
             bail!("the run store path {out:?} contains a comma, which separates agent options: choose another path");
         }
         let mut items = vec![format!("out:{out}")];
+        // Values already parsed by clap, written back in the agent's own units (bytes, seconds).
+        let seconds = |d: &Option<Duration>| d.map(|d| format!("{}s", d.as_secs_f64()));
         let given = [
-            ("interval", &self.interval),
-            ("budget", &self.budget),
-            ("max_pause", &self.max_pause),
-            ("period", &self.period),
-            ("walk_every", &self.walk_every),
-            ("depth", &self.depth),
-            ("metrics", &self.metrics_port),
-            ("otlp", &self.otlp),
-            ("otlp_every", &self.otlp_every),
-            ("capture_every", &self.capture_every),
-            ("capture_max_heap", &self.capture_max_heap),
-            ("test_panic", &self.test_panic),
+            ("interval", self.interval.map(|b| b.to_string())),
+            ("budget", self.budget.map(|p| p.to_string())),
+            ("max_pause", seconds(&self.max_pause)),
+            ("period", seconds(&self.period)),
+            ("walk_every", seconds(&self.walk_every)),
+            ("depth", self.depth.map(|d| d.to_string())),
+            ("metrics", self.metrics_port.map(|a| a.to_string())),
+            ("otlp", self.otlp.clone()),
+            ("otlp_every", seconds(&self.otlp_every)),
+            ("capture_every", seconds(&self.capture_every)),
+            ("capture_max_heap", self.capture_max_heap.map(|b| b.to_string())),
+            ("test_panic", self.test_panic.clone()),
         ];
         for (key, value) in given {
             if let Some(v) = value {
@@ -118,6 +122,21 @@ impl AgentArgs {
         runstore::options::Options::parse(&s, 0).map_err(|e| anyhow::anyhow!(in_flags(&e)))?;
         Ok(s)
     }
+}
+
+/// A duration such as `500ms`, `2s` or `10m`, as the agent's flags take it.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    runstore::options::parse_duration(s).ok_or_else(|| format!("`{s}` is not a duration such as 500ms, 2s or 10m"))
+}
+
+/// A percentage such as `1` or `0.5%`.
+fn parse_percent(s: &str) -> Result<f64, String> {
+    s.trim_end_matches('%').parse().map_err(|_| format!("`{s}` is not a percentage such as 1 or 0.5"))
+}
+
+/// A port (on 127.0.0.1) or an address and port.
+fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    runstore::options::parse_listen(s).ok_or_else(|| format!("`{s}` is not a port or an address such as 0.0.0.0:9464"))
 }
 
 /// The agent's refusal said with this command's flags (`max_pause` → `--max-pause`).

@@ -57,8 +57,9 @@ pub fn run(args: &SecretsArgs) -> anyhow::Result<Exit> {
     };
     let (bar, snap) = args.one.snapshot()?;
     let report = app::share::secrets_in(&snap, min, &bar);
+    let read = bar.read_warnings();
     drop(bar);
     let found = !report.findings.is_empty();
-    dump_args::emit(args.one.json, &report, |r| r.to_text())?;
+    dump_args::emit(args.one.json, &report, read, |r| r.to_text())?;
     Ok(if found { Exit::CheckFailed } else { Exit::Success })
 }

@@ -9,6 +9,7 @@ use clap::Args;
 
 use crate::dump_args::{self, DumpArgs};
 use crate::exit::Exit;
+use crate::progress::Bar;
 
 /// The arguments of `leakscope sql` (its help text is the `Sql` command's doc in main.rs).
 #[derive(Debug, Args)]
@@ -79,12 +80,12 @@ pub fn run(args: &SqlArgs) -> anyhow::Result<Exit> {
     if dumps.len() > 1 && !std::path::Path::new(dumps.last().expect("not empty")).is_file() {
         query = dumps.pop();
     }
-    let bar = Arc::new(crate::progress::Bar::new(args.read.quiet));
+    let bar = Arc::new(Bar::new(args.read.quiet));
     let paths: Vec<PathBuf> = dumps.iter().map(PathBuf::from).collect();
-    let session = app::analyses::sql_session(&paths, &args.read.settings(), args.show_values, bar)?;
+    let session = app::analyses::sql_session(&paths, &args.read.settings(), args.show_values, bar.clone())?;
     match query {
-        Some(q) => answer(args, &session, &q),
-        None if std::io::stdin().is_terminal() => repl(args, &session),
+        Some(q) => answer(args, &session, &bar, &q),
+        None if std::io::stdin().is_terminal() => repl(args, &session, &bar),
         None => {
             let mut text = String::new();
             for line in std::io::stdin().lock().lines() {
@@ -92,7 +93,7 @@ pub fn run(args: &SqlArgs) -> anyhow::Result<Exit> {
                 text.push('\n');
             }
             for q in statements(&text) {
-                answer(args, &session, q)?;
+                answer(args, &session, &bar, q)?;
             }
             Ok(Exit::Success)
         }
@@ -118,7 +119,9 @@ fn statements(text: &str) -> Vec<&str> {
     out.into_iter().map(str::trim).filter(|s| !s.is_empty()).collect()
 }
 
-fn answer(args: &SqlArgs, session: &sql::Session, query: &str) -> anyhow::Result<Exit> {
+/// Prints the answer to `query`, with the warnings of the dumps read so far (through `bar`:
+/// a dump is read when a query first needs it).
+fn answer(args: &SqlArgs, session: &sql::Session, bar: &Bar, query: &str) -> anyhow::Result<Exit> {
     let started = std::time::Instant::now();
     let answer = session.query(query)?;
     // For benchmarks (benches/sql-scan.sh), as the phases' timings elsewhere.
@@ -130,13 +133,13 @@ fn answer(args: &SqlArgs, session: &sql::Session, query: &str) -> anyhow::Result
         Ok(Exit::Success)
     } else {
         let doc = answer.to_json()?;
-        dump_args::emit(args.json, &doc, |_| answer.to_text().unwrap_or_default())
+        dump_args::emit(args.json, &doc, bar.read_warnings(), |_| answer.to_text().unwrap_or_default())
     }
 }
 
 /// The interactive prompt: one statement per line (or several, separated by semicolons);
 /// errors are printed and the prompt goes on.
-fn repl(args: &SqlArgs, session: &sql::Session) -> anyhow::Result<Exit> {
+fn repl(args: &SqlArgs, session: &sql::Session, bar: &Bar) -> anyhow::Result<Exit> {
     use rustyline::error::ReadlineError;
     let mut editor = rustyline::Editor::<Completer, rustyline::history::DefaultHistory>::new()
         .context("cannot start the interactive prompt")?;
@@ -151,7 +154,7 @@ fn repl(args: &SqlArgs, session: &sql::Session) -> anyhow::Result<Exit> {
             Ok(line) => {
                 let _ = editor.add_history_entry(line.as_str());
                 for q in statements(&line) {
-                    if let Err(e) = answer(args, session, q) {
+                    if let Err(e) = answer(args, session, bar, q) {
                         eprintln!("error: {e}");
                     }
                 }

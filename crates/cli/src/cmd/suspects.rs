@@ -35,5 +35,5 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 pub fn run(args: &SuspectsArgs) -> anyhow::Result<Exit> {
     let (bar, snap) = args.input.snapshot()?;
     let report = app::analyses::suspects(&snap, args.threshold / 100.0, &bar);
-    dump_args::emit(args.input.json, &report, |r| r.to_text())
+    dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| r.to_text())
 }

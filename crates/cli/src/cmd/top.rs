@@ -54,7 +54,7 @@ pub fn run(args: &TopArgs) -> anyhow::Result<Exit> {
     loop {
         let v = app::live::top_view(&path)?;
         if args.json {
-            return crate::dump_args::emit(true, &v, |_| String::new());
+            return crate::dump_args::emit(true, &v, None, |_| String::new());
         }
         let mut out = std::io::stdout().lock();
         write!(out, "{}", v.to_text(crate::dump_args::top_n(args.top)))?;

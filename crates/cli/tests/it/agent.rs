@@ -286,16 +286,23 @@ fn bad_agent_options_and_targets_are_clear_errors() {
     build_agent();
     let out = leakscope(&["run", "--out", "/tmp/x.db", "--max-pause", "soon", "--", "java", "-version"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--max-pause: `soon` is not a duration"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--max-pause") && stderr.contains("`soon` is not a duration"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
     for (flag, value, says) in [
-        ("--metrics-port", "everywhere", "--metrics-port: `everywhere` is not a port"),
+        ("--metrics-port", "everywhere", "`everywhere` is not a port"),
+        ("--interval", "0", "--interval: `0` is not a size"),
+        ("--depth", "40", "--depth: `40` is not 1..32"),
         ("--otlp", "https://collector:4318", "plain HTTP only"),
         ("--otlp", "collector:4318", "not an OTLP/HTTP endpoint"),
     ] {
         let out = leakscope(&["run", "--out", "/tmp/x.db", flag, value, "--", "java", "-version"]);
         assert_eq!(out.status.code(), Some(2), "{flag} {value}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(says) && stderr.lines().count() == 1, "{flag} {value}: {stderr}");
+        assert!(
+            stderr.contains(flag) && stderr.contains(says) && stderr.lines().count() == 1,
+            "{flag} {value}: {stderr}"
+        );
     }
     let out = leakscope(&["top", "not-a-pid"]);
     assert_eq!(out.status.code(), Some(2));
