@@ -270,6 +270,7 @@ pub enum SubRecord<'a> {
 
 impl<'a> SubRecord<'a> {
     /// Reads the sub-record at the cursor; `Err` carries the sub-record's offset.
+    #[inline]
     pub fn read(c: &mut Cursor<'a>) -> Result<SubRecord<'a>> {
         let start = c.offset();
         let t = |what| move |_| Error::Truncated { offset: start, what };
@@ -366,6 +367,9 @@ impl<'a> SubRecords<'a> {
 impl<'a> Iterator for SubRecords<'a> {
     type Item = Result<(u64, SubRecord<'a>)>;
 
+    // Inlined into the callers' loops (no LTO here): returned through memory, the record's
+    // enum was reloaded by halves, a sixth of the histogram's time.
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed || self.cursor.is_empty() {
             return None;
