@@ -138,6 +138,19 @@ pub fn parse_id(s: &str) -> Result<u64, String> {
     s.parse::<report::ObjectId>().map(|id| id.0).map_err(|e| e.to_string())
 }
 
+/// Parses a duration flag such as `500ms`, `2s`, `10m` or `1h` (a bare number is seconds).
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    runstore::options::parse_duration(s).ok_or_else(|| format!("`{s}` is not a duration such as 500ms, 2s or 10m"))
+}
+
+/// Parses a percentage flag from 0 to 100, such as `1`, `0.5` or `5%`.
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p),
+        _ => Err(format!("`{s}` is not a percentage between 0 and 100")),
+    }
+}
+
 /// Parses a `--select` value.
 pub fn parse_selector(s: &str) -> Result<analysis::Selector, String> {
     s.parse().map_err(|e: analysis::SelectError| e.to_string())

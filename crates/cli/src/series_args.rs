@@ -36,9 +36,7 @@ pub struct RankingArgs {
 
 /// A duration on the command line, in milliseconds.
 fn duration_ms(s: &str) -> Result<u64, String> {
-    runstore::options::parse_duration(s)
-        .map(|d| d.as_millis() as u64)
-        .ok_or_else(|| format!("{s:?} is not a duration such as 30s or 5m"))
+    crate::dump_args::parse_duration(s).map(|d| d.as_millis() as u64)
 }
 
 /// The ranking, on the command line.

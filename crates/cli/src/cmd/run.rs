@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::Args;
 
+use crate::dump_args::{parse_duration, parse_percent};
 use crate::exit::Exit;
 
 /// What the agent does, shared by `run` and `attach`. Unset options take the agent's
@@ -122,16 +123,6 @@ impl AgentArgs {
         runstore::options::Options::parse(&s, 0).map_err(|e| anyhow::anyhow!(in_flags(&e)))?;
         Ok(s)
     }
-}
-
-/// A duration such as `500ms`, `2s` or `10m`, as the agent's flags take it.
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    runstore::options::parse_duration(s).ok_or_else(|| format!("`{s}` is not a duration such as 500ms, 2s or 10m"))
-}
-
-/// A percentage such as `1` or `0.5%`.
-fn parse_percent(s: &str) -> Result<f64, String> {
-    s.trim_end_matches('%').parse().map_err(|_| format!("`{s}` is not a percentage such as 1 or 0.5"))
 }
 
 /// A port (on 127.0.0.1) or an address and port.

@@ -29,7 +29,7 @@ pub struct StaleArgs {
     /// A run store written with --watch, or the process id of a JVM recording one.
     pub target: String,
     /// Count only objects unused for at least this long (30s, 10m, 2h).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::dump_args::parse_duration)]
     pub older_than: Option<std::time::Duration>,
     /// Print one JSON document: {"source","rules","at_ms","older_than_ms","paths":[{"path","count","last_access":{"longest_ms","median_ms","most_recent_ms"},"location"}],"unmatched","notes"}.
     #[arg(long)]
@@ -43,9 +43,4 @@ pub fn run(args: &StaleArgs) -> anyhow::Result<Exit> {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     let report = app::staleness::of_store(&path, older_than.as_millis() as u64, now)?;
     crate::dump_args::emit(args.json, &report, None, |r| r.to_text())
-}
-
-/// A duration such as `30s`, `10m` or `2h`, as `--older-than` takes it.
-fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    runstore::options::parse_duration(s).ok_or_else(|| format!("`{s}` is not a duration such as 30s, 10m or 2h"))
 }

@@ -24,10 +24,13 @@ pub struct SuspectsArgs {
     pub input: OneDump,
 }
 
+/// A share above 0: a threshold of 0 would make every object a suspect.
 fn parse_percent(s: &str) -> Result<f64, String> {
-    match s.trim_end_matches('%').parse::<f64>() {
-        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
-        _ => Err(format!("{s:?} is not a percentage between 0 and 100")),
+    let p = dump_args::parse_percent(s)?;
+    if p > 0.0 {
+        Ok(p)
+    } else {
+        Err(format!("`{s}` is not a percentage above 0"))
     }
 }
 

@@ -32,8 +32,8 @@ pub struct TopArgs {
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
     /// Time between refreshes (2s, 500ms).
-    #[arg(long, value_name = "DURATION", default_value = "2s")]
-    pub every: String,
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_every)]
+    pub every: Duration,
     /// Print one refresh and exit.
     #[arg(long)]
     pub once: bool,
@@ -45,9 +45,7 @@ pub struct TopArgs {
 /// Runs the command.
 pub fn run(args: &TopArgs) -> anyhow::Result<Exit> {
     let path = app::jvm::store_of(&args.target)?;
-    let every = runstore::options::parse_duration(&args.every)
-        .filter(|d| !d.is_zero())
-        .with_context(|| format!("--every {:?} is not a duration such as 2s", args.every))?;
+    let every = args.every;
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() && !args.once && !args.json {
         return interactive(&path, args, every);
     }
@@ -125,5 +123,15 @@ fn refresh_until_quit(
                 _ => {}
             }
         }
+    }
+}
+
+/// A refresh period above zero, such as `2s` or `500ms`.
+fn parse_every(s: &str) -> Result<Duration, String> {
+    let every = crate::dump_args::parse_duration(s)?;
+    if every.is_zero() {
+        Err(format!("`{s}` is no time between refreshes"))
+    } else {
+        Ok(every)
     }
 }
