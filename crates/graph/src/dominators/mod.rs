@@ -446,11 +446,15 @@ fn group_nontree<I: Idx>(
 fn finish<I: Idx>(root: usize, n: usize, vertex: Spill<I>, idom_pre: Column<I>, place: &Placement) -> Dominators {
     // The preorder as the search wrote it, mapped where its values have the width they need.
     let order = vertex.into_ints(n as u64, place);
-    // Out of core, when what sums over the tree in node numbers would read at random does not
-    // fit (`idom`, the sums and the weights, about three indices per node), idom goes by
-    // ranges and the sums run in preorder. Counting `idom` and `order` only, a 309 MiB limit
-    // on Tomcat's 30 M objects summed in node numbers, and took 48.3 s where 203 MiB took 5 s.
-    let spread = place.reads_at_random(3 * n * I::BYTES);
+    // Out of core, unless what sums over the tree in node numbers would read at random fits
+    // in half the memory allowed (`idom`, `order` and the sums, three indices per node, and
+    // the weights, a heap's shallow sizes at 2 bytes a node), idom goes by ranges and the
+    // sums run in preorder. Counting `idom` and `order` only, a 309 MiB limit on Tomcat's
+    // 30 M objects summed in node numbers, and took 48.3 s where 203 MiB took 5 s; counting
+    // three indices against three quarters of the limit, javac's 6.3 M objects summed in node
+    // numbers under 104 MiB and took 30–163 s, where 94 MiB (in preorder) took 0.6 s: the
+    // program and the arrays the tree keeps in memory share the limit.
+    let spread = place.files && (place.limit == 0 || (3 * I::BYTES + 2) as u64 * n as u64 > place.limit / 2);
     let idom = scatter(n, n as u64, place, if spread { SCATTER_RANGE } else { 0 }, |set| {
         for (i, node) in order.iter().enumerate() {
             let at = if i == 0 { 0 } else { idom_pre[i + 1].get() - 1 };
