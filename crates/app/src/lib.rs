@@ -10,7 +10,8 @@
 //!   web UI's pages of the last dump;
 //! - [`expectations`] and [`staleness`]: objects declared dead, and watched objects' last use;
 //! - [`jvm`] and [`live`]: the JVMs of this machine, and the live view of one the agent records;
-//! - [`tools`]: the MCP server's tools, each a page of one of these answers ([`page`]).
+//! - [`tools`]: the MCP server's tools, each a page of one of these answers ([`page`]);
+//! - [`v8`]: the commands that read V8 heap snapshots (Node.js, Chrome) so far.
 
 use std::path::{Path, PathBuf};
 
@@ -29,6 +30,7 @@ pub mod series;
 pub mod share;
 pub mod staleness;
 pub mod tools;
+pub mod v8;
 
 /// What a caller hears while the work runs: progress, and the warnings of what was read.
 pub trait Reporter: graph::Progress {
@@ -85,6 +87,15 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A V8 heap snapshot could not be read.
+    #[error("cannot read {}", path.display())]
+    Snapshot {
+        /// The snapshot.
+        path: PathBuf,
+        /// What the reader said.
+        #[source]
+        source: heapsnapshot::Error,
+    },
     /// A dump could not be read.
     #[error("cannot read {}", path.display())]
     Dump {
@@ -132,6 +143,9 @@ pub fn snapshot_of(
     reporter: &dyn Reporter,
     tell: bool,
 ) -> Result<heap::Snapshot> {
+    if v8::is_snapshot_data(dump.data()) {
+        return Err(v8::not_yet(path));
+    }
     let plan = heap::MemoryPlan::new(&dump, settings.memory_limit, settings.tmp_dir.clone());
     // Before any work: under a limit no plan can meet, the build would thrash for minutes or
     // be killed by the kernel.

@@ -23,6 +23,9 @@ pub fn histogram(
     reporter: &dyn Reporter,
 ) -> Result<DumpHistogram> {
     let dump = open_dump(path, settings)?;
+    if crate::v8::is_snapshot_data(dump.data()) {
+        return v8_histogram(dump, path, by, heap, reporter);
+    }
     let mut census = heap::Census::build(&dump, &settings.read, reporter)
         .map_err(|source| Error::Dump { path: path.to_owned(), source })?;
     reporter.warnings(&census.warnings);
@@ -39,6 +42,24 @@ pub fn histogram(
     histogram.heap = heap;
     histogram.heaps = heaps;
     Ok(DumpHistogram { histogram, layout: census.layout_name() })
+}
+
+/// [`histogram`] of a V8 heap snapshot, by constructor.
+fn v8_histogram(
+    dump: heap::Dump,
+    path: &Path,
+    by: analysis::GroupBy,
+    heap: Option<&str>,
+    reporter: &dyn Reporter,
+) -> Result<DumpHistogram> {
+    if by != analysis::GroupBy::Class || heap.is_some() {
+        return Err(Error::Usage(format!(
+            "{} is a V8 heap snapshot: its histogram is by constructor only (no --by package or hierarchy, no --heap)",
+            path.display()
+        )));
+    }
+    let h = crate::v8::read_dump(dump, path, reporter)?;
+    Ok(DumpHistogram { histogram: crate::v8::histogram(&h), layout: "V8 heap snapshot".to_owned() })
 }
 
 /// What `info` says of the dump at `path`, and the warnings of reading it (which `info`

@@ -50,7 +50,9 @@ pub use info::{DumpEntry, DumpInfo, RootCount};
 pub use jvms::{JvmList, RunningJvm};
 pub use leak::{ClassCurve, DomNode, HeapView, LeakReport};
 pub use paths::{readable, PathEntry, PathRoot, PathStep, PathsReport, ReadablePath};
-pub use retention::{DominatorReport, DominatorRow, GroupTotals, RetainedReport, SelectedGroup, WEAK_NOTE};
+pub use retention::{
+    DominatorReport, DominatorRow, GroupTotals, RetainedReport, SelectedGroup, V8_WEAK_NOTE, WEAK_NOTE,
+};
 pub use roots::{FrameRow, RootBytes, RootKindRow, RootsReport, StaticRow, ThreadRow};
 pub use share::{KindCount, RedactReport, SecretFinding, SecretOwner, SecretsReport};
 pub use sql::{SqlAnswer, SqlColumn};

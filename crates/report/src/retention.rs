@@ -5,6 +5,10 @@ use serde::{Deserialize, Serialize};
 /// Said under every retention report, because it changes the numbers.
 pub const WEAK_NOTE: &str = "Weak, soft, phantom and final references do not keep objects alive in these numbers.";
 
+/// [`WEAK_NOTE`] for a V8 heap snapshot, where weak edges do not retain, nor shortcuts but
+/// the root's (as DevTools counts retained sizes).
+pub const V8_WEAK_NOTE: &str = "Weak references do not keep objects alive in these numbers (as in DevTools).";
+
 /// One object of the dominator tree.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DominatorRow {

@@ -16,6 +16,10 @@ use crate::exit::Exit;
 /// size, to descend step by step toward the data structure that holds the memory (the
 /// accumulation point). With --flat, the biggest retained sizes anywhere in the tree, nested
 /// holders included. Dominators are exact, computed over the whole object graph.
+///
+/// A V8 heap snapshot (.heapsnapshot of Node.js or Chrome) is read too: the tree is V8's,
+/// from its root, weak edges not retaining (as DevTools counts retained sizes), and ids are
+/// V8's object ids (DevTools' @123 is 0x7b here).
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  leakscope dominators app.hprof\n  leakscope dominators app.hprof --children 0x7ff012a40 --top 10\n  leakscope dominators app.hprof --json"
@@ -38,6 +42,14 @@ pub struct DominatorsArgs {
 
 /// Runs the command.
 pub fn run(args: &DominatorsArgs) -> anyhow::Result<Exit> {
+    if app::v8::is_snapshot(&args.input.dump) {
+        let bar = crate::progress::Bar::new(args.input.read.quiet);
+        let settings = args.input.read.settings();
+        let report = app::v8::dominators_of(&args.input.dump, &settings, args.children, args.top, args.flat, &bar)?;
+        return dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| {
+            r.to_text().replace(report::WEAK_NOTE, report::V8_WEAK_NOTE)
+        });
+    }
     let (bar, snap) = args.input.snapshot()?;
     let report = app::analyses::dominators(&snap, args.children, 0, args.top, args.flat, &bar)?;
     dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| r.to_text())

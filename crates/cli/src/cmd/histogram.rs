@@ -28,7 +28,9 @@ use crate::progress::Bar;
     after_help = "Examples:\n  leakscope histogram app.hprof\n  leakscope histogram app.hprof --by package --top 10\n  leakscope histogram app.hprof --by hierarchy --json > h.json"
 )]
 pub struct HistogramArgs {
-    /// The heap dump (.hprof), as written by `jcmd PID GC.heap_dump FILE`.
+    /// The heap dump (.hprof), as written by `jcmd PID GC.heap_dump FILE`, or a V8 heap
+    /// snapshot (.heapsnapshot of Node.js or Chrome), counted by constructor as DevTools'
+    /// Summary groups it; either may be gzip-compressed.
     pub dump: PathBuf,
     /// Group rows by class, by Java package, or by type hierarchy (each class with all its subclasses).
     #[arg(long, value_enum, default_value_t = By::Class)]

@@ -24,4 +24,5 @@ mod share;
 mod sql;
 mod stale;
 mod support;
+mod v8;
 mod webdriver;

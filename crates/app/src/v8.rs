@@ -1,0 +1,206 @@
+//! The commands that read V8 heap snapshots (Node.js, Chrome): the snapshot read by
+//! `heapsnapshot`, then the same dominator engine as for a JVM's heap (`graph`), answered in
+//! the same models (`report`).
+
+use std::path::Path;
+
+use graph::Ints;
+use heapsnapshot::{ClassKey, NodeIdx, NodeType, V8Heap};
+use rustc_hash::FxHashMap;
+
+use crate::{open_dump, Error, ReadSettings, Reporter, Result};
+
+/// The first bytes of a file that tell a heap snapshot from an HPROF dump.
+const HEAD: usize = 64;
+
+/// True when the file at `path` (unpacked, if gzip) is a V8 heap snapshot.
+pub fn is_snapshot(path: &Path) -> bool {
+    heap::Dump::head(path, HEAD).is_ok_and(|h| heapsnapshot::looks_like_snapshot(&h))
+}
+
+/// True when the dump's bytes are a V8 heap snapshot.
+pub(crate) fn is_snapshot_data(data: &[u8]) -> bool {
+    heapsnapshot::looks_like_snapshot(&data[..data.len().min(HEAD)])
+}
+
+/// The refusal of a command that reads JVM heap dumps only.
+pub(crate) fn not_yet(path: &Path) -> Error {
+    Error::Usage(format!(
+        "{} is a V8 heap snapshot (Node.js, Chrome): this command reads JVM heap dumps only so far; `histogram`, `info` and `dominators` read V8 snapshots",
+        path.display()
+    ))
+}
+
+/// Reads the snapshot at `path` (gzip unpacked first, as for dumps).
+pub fn load(path: &Path, settings: &ReadSettings, reporter: &dyn Reporter) -> Result<V8Heap> {
+    read_dump(open_dump(path, settings)?, path, reporter)
+}
+
+/// Reads the snapshot of a file already open.
+pub(crate) fn read_dump(dump: heap::Dump, path: &Path, reporter: &dyn Reporter) -> Result<V8Heap> {
+    heapsnapshot::read(DumpBytes(dump), reporter).map_err(|source| Error::Snapshot { path: path.to_owned(), source })
+}
+
+/// The dump's mapped bytes, which the snapshot keeps for its strings.
+struct DumpBytes(heap::Dump);
+
+impl AsRef<[u8]> for DumpBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.0.data()
+    }
+}
+
+impl heapsnapshot::SnapshotBytes for DumpBytes {
+    fn done_with(&self, offset: usize, len: usize) {
+        self.0.release(offset as u64, len);
+    }
+}
+
+/// Objects by constructor, as DevTools' Summary groups them (every node counted, reachable
+/// or not, but the profiler's synthetic ones), biggest first.
+pub fn histogram(h: &V8Heap) -> report::Histogram {
+    let mut by: FxHashMap<ClassKey, (u64, u64)> = FxHashMap::default();
+    for n in h.nodes().filter(|&n| h.node_type(n) != NodeType::Synthetic) {
+        let e = by.entry(h.class_key(n)).or_default();
+        e.0 += 1;
+        e.1 += h.self_size(n);
+    }
+    let mut classes: Vec<report::HistogramRow> = by
+        .into_iter()
+        .map(|(key, (instances, shallow_bytes))| report::HistogramRow {
+            name: match key {
+                ClassKey::Named(s) => h.string(s),
+                ClassKey::Type(t) => t.to_owned(),
+            },
+            instances,
+            shallow_bytes,
+        })
+        .collect();
+    classes.sort_by(|a, b| b.shallow_bytes.cmp(&a.shallow_bytes).then_with(|| a.name.cmp(&b.name)));
+    report::Histogram {
+        total_instances: classes.iter().map(|c| c.instances).sum(),
+        total_shallow_bytes: classes.iter().map(|c| c.shallow_bytes).sum(),
+        classes,
+        heap: None,
+        heaps: Vec::new(),
+    }
+}
+
+/// The dominator tree of a snapshot's retaining references from V8's root, with every node's
+/// retained size.
+pub struct Retention {
+    dom: graph::Dominators,
+    retained: Ints,
+}
+
+impl Retention {
+    /// Computes the tree and the retained sizes.
+    pub fn build(h: &V8Heap, progress: &dyn graph::Progress) -> Retention {
+        let dom = graph::dominators(h, 0, progress);
+        progress.start("retained sizes", 1);
+        let retained = dom.subtree_sums(|v| h.self_size(NodeIdx(v as u32)));
+        progress.finish();
+        Retention { dom, retained }
+    }
+
+    /// Bytes freed if the node became unreachable.
+    pub fn retained_bytes(&self, n: NodeIdx) -> u64 {
+        self.retained.get(n.index())
+    }
+
+    /// Bytes of everything the root reaches.
+    pub fn live_bytes(&self) -> u64 {
+        self.retained.get(0)
+    }
+}
+
+/// What a row names a node by: its constructor group, or a synthetic node's own label
+/// (`(GC roots)`, `(Global handles)`).
+fn row_class(h: &V8Heap, n: NodeIdx) -> String {
+    match h.node_type(n) {
+        NodeType::Synthetic => h.name(n),
+        _ => h.class_name(n).into_owned(),
+    }
+}
+
+/// The node with V8 id `id`, for `--children`.
+fn by_id(h: &V8Heap, id: u64) -> Result<NodeIdx> {
+    h.nodes()
+        .find(|&n| h.id(n) == id)
+        .ok_or_else(|| Error::Usage(format!("no node has the id {} (@{id}) in this snapshot", report::ObjectId(id))))
+}
+
+/// [`crate::analyses::dominators`] for a snapshot: the top of the tree (`children: None`)
+/// or what the node of V8 id `children` dominates, `top` at most (0: all); `flat` lists the
+/// biggest retained sizes anywhere. Ids are V8's (`@123` in DevTools, `0x7b` here).
+pub fn dominators(
+    h: &V8Heap,
+    children: Option<u64>,
+    top: usize,
+    flat: bool,
+    progress: &dyn graph::Progress,
+) -> Result<report::DominatorReport> {
+    let parent = children.map(|id| by_id(h, id)).transpose()?;
+    let r = Retention::build(h, progress);
+    if let Some(p) = parent.filter(|p| !r.dom.is_reachable(p.index())) {
+        return Err(Error::Usage(format!(
+            "{} is not reachable from the root: it dominates nothing",
+            report::ObjectId(h.id(p))
+        )));
+    }
+    let limit = if top == 0 { usize::MAX } else { top };
+    let under = parent.map_or(0, NodeIdx::index);
+    let candidates: Vec<usize> = if flat {
+        r.dom.preorder().filter(|&v| v != 0).collect()
+    } else {
+        r.dom.immediate_dominators().filter(|&(v, d)| d == under && v != 0).map(|(v, _)| v).collect()
+    };
+    let total = candidates.len();
+    let mut shown = candidates;
+    let order = |a: &usize, b: &usize| r.retained.get(*b).cmp(&r.retained.get(*a)).then(a.cmp(b));
+    if limit < shown.len() {
+        shown.select_nth_unstable_by(limit, order);
+        shown.truncate(limit);
+    }
+    shown.sort_by(order);
+    let mut counts: FxHashMap<usize, u64> =
+        shown.iter().chain(parent.map(|p| p.index()).as_ref()).map(|&v| (v, 0)).collect();
+    for (_, d) in r.dom.immediate_dominators() {
+        if let Some(c) = counts.get_mut(&d) {
+            *c += 1;
+        }
+    }
+    let of = parent.map_or(r.live_bytes(), |p| r.retained_bytes(p));
+    let row = |v: usize, of: u64| {
+        let n = NodeIdx(v as u32);
+        let retained = r.retained_bytes(n);
+        report::DominatorRow {
+            id: report::ObjectId(h.id(n)),
+            class: row_class(h, n),
+            shallow_bytes: h.self_size(n),
+            retained_bytes: retained,
+            share: if of == 0 { 0.0 } else { retained as f64 / of as f64 },
+            children: counts.get(&v).copied().unwrap_or(0),
+            represents: None,
+        }
+    };
+    Ok(report::DominatorReport {
+        parent: parent.map(|p| row(p.index(), r.live_bytes())),
+        live_bytes: r.live_bytes(),
+        objects: shown.iter().map(|&v| row(v, of)).collect(),
+        more: (total - shown.len()) as u64,
+        flat,
+    })
+}
+
+/// [`dominators`] of the snapshot at `path`, read first.
+pub fn dominators_of(
+    path: &Path,
+    settings: &ReadSettings,
+    children: Option<u64>,
+    top: usize,
+    flat: bool,
+    reporter: &dyn Reporter,
+) -> Result<report::DominatorReport> {
+    dominators(&load(path, settings, reporter)?, children, top, flat, reporter)
+}

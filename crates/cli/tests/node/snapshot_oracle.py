@@ -1,0 +1,69 @@
+"""An oracle for leakscope's reading of V8 heap snapshots, written from the format's
+documentation with Python's json module alone: the histogram by constructor as DevTools'
+Summary groups it, and the retained size of given nodes by brute force (what the root no
+longer reaches, following every edge but weak ones and shortcuts from other nodes than the
+root, once the node is taken out).
+
+    python3 snapshot_oracle.py SNAPSHOT [ID ...]
+
+prints {"histogram": {name: [instances, bytes]}, "retained": {id: bytes}}.
+"""
+import json
+import sys
+
+snap = json.load(open(sys.argv[1], encoding="utf-8"))
+meta = snap["snapshot"]["meta"]
+nf, ef = meta["node_fields"], meta["edge_fields"]
+ntypes, etypes = meta["node_types"][0], meta["edge_types"][0]
+nodes, edges, strings = snap["nodes"], snap["edges"], snap["strings"]
+NW, EW = len(nf), len(ef)
+T, NAME, ID, SIZE, EC = (nf.index(f) for f in ("type", "name", "id", "self_size", "edge_count"))
+ET, EN, TO = (ef.index(f) for f in ("type", "name_or_index", "to_node"))
+n = len(nodes) // NW
+
+
+def group(i):
+    t = ntypes[nodes[i * NW + T]]
+    if t in ("object", "native"):
+        return strings[nodes[i * NW + NAME]]
+    return {"hidden": "(system)", "code": "(compiled code)"}.get(t, "(" + t + ")")
+
+
+histogram = {}
+for i in range(n):
+    if ntypes[nodes[i * NW + T]] == "synthetic":
+        continue
+    row = histogram.setdefault(group(i), [0, 0])
+    row[0] += 1
+    row[1] += nodes[i * NW + SIZE]
+
+succ = [[] for _ in range(n)]
+e = 0
+for i in range(n):
+    for _ in range(nodes[i * NW + EC]):
+        kind = etypes[edges[e * EW + ET]]
+        if kind != "weak" and (kind != "shortcut" or i == 0):
+            succ[i].append(edges[e * EW + TO] // NW)
+        e += 1
+
+
+def reached(without):
+    seen = bytearray(n)
+    seen[0] = 1
+    stack = [0]
+    while stack:
+        for t in succ[stack.pop()]:
+            if not seen[t] and t != without:
+                seen[t] = 1
+                stack.append(t)
+    return seen
+
+
+everything = reached(-1)
+by_id = {nodes[i * NW + ID]: i for i in range(n)}
+retained = {}
+for wanted in sys.argv[2:]:
+    x = by_id[int(wanted, 0)]
+    rest = reached(x)
+    retained[wanted] = sum(nodes[i * NW + SIZE] for i in range(n) if everything[i] and not rest[i])
+print(json.dumps({"histogram": histogram, "retained": retained}))

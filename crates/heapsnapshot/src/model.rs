@@ -1,0 +1,249 @@
+//! The heap a snapshot describes, in columns: per node its type, name, id, size and edges;
+//! per edge its type, name and target. Strings stay in the file until asked for.
+
+use std::borrow::Cow;
+
+use graph::{Csr, Graph};
+
+use crate::json;
+use crate::meta::{EdgeType, Layout, NodeType};
+
+/// A node of the snapshot, by its position in `nodes` (0 is V8's synthetic root).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeIdx(pub u32);
+
+impl NodeIdx {
+    /// The position as an index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One reference from a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Edge {
+    /// What kind of reference it is.
+    pub kind: EdgeType,
+    /// For elements and hidden edges the index; for the others the name's string index.
+    pub name_or_index: u32,
+    /// The node referred to.
+    pub to: NodeIdx,
+}
+
+/// A V8 heap snapshot, read.
+pub struct V8Heap {
+    pub(crate) bytes: Box<dyn crate::bytes::SnapshotBytes>,
+    pub(crate) layout: Layout,
+    pub(crate) node_type: Vec<u8>,
+    pub(crate) node_name: Vec<u32>,
+    pub(crate) node_id: Vec<u32>,
+    /// Each node's self size; `u32::MAX` means it is in `big_sizes`.
+    pub(crate) node_size: Vec<u32>,
+    /// Nodes of 4 GiB and more (ArrayBuffer backing stores), with their sizes, by node.
+    pub(crate) big_sizes: Vec<(u32, u64)>,
+    pub(crate) detachedness: Option<Vec<u8>>,
+    pub(crate) trace_node: Option<Vec<u32>>,
+    pub(crate) edges: Csr,
+    pub(crate) edge_type: Vec<u8>,
+    pub(crate) edge_name: Vec<u32>,
+    /// Where each string's contents start in the file, and their length.
+    pub(crate) strings: Vec<(u64, u32)>,
+}
+
+impl std::fmt::Debug for V8Heap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("V8Heap")
+            .field("nodes", &self.node_count())
+            .field("edges", &self.edge_count())
+            .field("strings", &self.strings.len())
+            .finish()
+    }
+}
+
+impl V8Heap {
+    /// Number of nodes (objects, and the profiler's synthetic nodes).
+    pub fn node_count(&self) -> usize {
+        self.node_type.len()
+    }
+
+    /// Number of edges, weak ones included.
+    pub fn edge_count(&self) -> usize {
+        self.edge_type.len()
+    }
+
+    /// Every node, in the snapshot's order.
+    pub fn nodes(&self) -> impl Iterator<Item = NodeIdx> + '_ {
+        (0..self.node_count() as u32).map(NodeIdx)
+    }
+
+    /// The node's type.
+    pub fn node_type(&self, n: NodeIdx) -> NodeType {
+        self.layout
+            .node_types
+            .get(usize::from(self.node_type[n.index()]))
+            .copied()
+            .unwrap_or(NodeType::Other(self.node_type[n.index()]))
+    }
+
+    /// The node's name: an object's constructor, a function's name, a string's text (cut by
+    /// V8 at 1,024 characters), a synthetic node's label.
+    pub fn name(&self, n: NodeIdx) -> String {
+        self.string(self.node_name[n.index()])
+    }
+
+    /// The node's name's string index, for grouping without decoding.
+    pub fn name_index(&self, n: NodeIdx) -> u32 {
+        self.node_name[n.index()]
+    }
+
+    /// V8's id of the object, stable across snapshots of one process (DevTools' `@id`).
+    pub fn id(&self, n: NodeIdx) -> u64 {
+        u64::from(self.node_id[n.index()])
+    }
+
+    /// Bytes of the object itself.
+    pub fn self_size(&self, n: NodeIdx) -> u64 {
+        match self.node_size[n.index()] {
+            u32::MAX => {
+                let at = self.big_sizes.partition_point(|b| b.0 < n.0);
+                self.big_sizes.get(at).filter(|b| b.0 == n.0).map_or(0, |b| b.1)
+            }
+            s => u64::from(s),
+        }
+    }
+
+    /// V8's detachedness of an embedder node (0 unknown, 1 attached, 2 detached), when the
+    /// snapshot records it.
+    pub fn detachedness(&self, n: NodeIdx) -> Option<u8> {
+        self.detachedness.as_ref().map(|d| d[n.index()])
+    }
+
+    /// The allocation trace node of the object, when allocations were tracked (0: none).
+    pub fn trace_node(&self, n: NodeIdx) -> Option<u32> {
+        self.trace_node.as_ref().map(|t| t[n.index()])
+    }
+
+    /// The node's edges, in the snapshot's order.
+    pub fn edges(&self, n: NodeIdx) -> impl Iterator<Item = Edge> + '_ {
+        self.edges.edge_range(n.index()).map(|e| self.edge(e))
+    }
+
+    fn edge(&self, e: usize) -> Edge {
+        let t = self.edge_type[e];
+        Edge {
+            kind: self.layout.edge_types.get(usize::from(t)).copied().unwrap_or(EdgeType::Other(t)),
+            name_or_index: self.edge_name[e],
+            to: NodeIdx(self.edges.target(e) as u32),
+        }
+    }
+
+    /// How DevTools labels an edge: a property's name, `[3]` for an element, a context
+    /// variable's name, and so on.
+    pub fn edge_label(&self, e: &Edge) -> String {
+        if e.kind.is_numbered() {
+            format!("[{}]", e.name_or_index)
+        } else {
+            self.string(e.name_or_index)
+        }
+    }
+
+    /// String number `i` of the snapshot's table, decoded.
+    pub fn string(&self, i: u32) -> String {
+        match self.strings.get(i as usize) {
+            Some(&(start, len)) => {
+                let bytes = self.bytes.as_ref().as_ref();
+                json::decode(&bytes[start as usize..start as usize + len as usize])
+            }
+            None => String::new(),
+        }
+    }
+
+    /// The group DevTools' Summary puts the node in: an object's or a native's name (its
+    /// constructor), `(system)` for V8's hidden objects, `(compiled code)`, and the type in
+    /// brackets for the rest (`(string)`, `(array)`, `(closure)`, `(number)`, ...).
+    pub fn class_name(&self, n: NodeIdx) -> Cow<'static, str> {
+        match self.node_type(n) {
+            NodeType::Object | NodeType::Native => Cow::Owned(self.name(n)),
+            other => Cow::Borrowed(type_group(other)),
+        }
+    }
+
+    /// The group key of [`Self::class_name`] without decoding a name: the name's string index
+    /// for objects and natives, else the type's group.
+    pub fn class_key(&self, n: NodeIdx) -> ClassKey {
+        match self.node_type(n) {
+            NodeType::Object | NodeType::Native => ClassKey::Named(self.node_name[n.index()]),
+            other => ClassKey::Type(type_group(other)),
+        }
+    }
+
+    /// True when the edge keeps its target alive: every edge but weak ones, and shortcuts only
+    /// from the root (as DevTools computes retained sizes).
+    pub fn retains(&self, from: NodeIdx, e: &Edge) -> bool {
+        match e.kind {
+            EdgeType::Weak => false,
+            EdgeType::Shortcut => from.0 == 0,
+            _ => true,
+        }
+    }
+
+    /// Bytes this index takes in memory (the file's pages not counted).
+    pub fn heap_bytes(&self) -> usize {
+        self.node_type.capacity()
+            + 4 * (self.node_name.capacity() + self.node_id.capacity() + self.node_size.capacity())
+            + self.detachedness.as_ref().map_or(0, Vec::capacity)
+            + 4 * self.trace_node.as_ref().map_or(0, Vec::capacity)
+            + self.edges.heap_bytes()
+            + self.edge_type.capacity()
+            + 4 * self.edge_name.capacity()
+            + 12 * self.strings.capacity()
+    }
+}
+
+/// How nodes group by constructor, cheaply comparable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ClassKey {
+    /// Objects and natives, by the string index of their name.
+    Named(u32),
+    /// The rest, by their type's group.
+    Type(&'static str),
+}
+
+fn type_group(t: NodeType) -> &'static str {
+    match t {
+        NodeType::Hidden => "(system)",
+        NodeType::Code => "(compiled code)",
+        NodeType::Array => "(array)",
+        NodeType::String => "(string)",
+        NodeType::Object => "(object)",
+        NodeType::Closure => "(closure)",
+        NodeType::Regexp => "(regexp)",
+        NodeType::Number => "(number)",
+        NodeType::Native => "(native)",
+        NodeType::Synthetic => "(synthetic)",
+        NodeType::ConcatenatedString => "(concatenated string)",
+        NodeType::SlicedString => "(sliced string)",
+        NodeType::Symbol => "(symbol)",
+        NodeType::Bigint => "(bigint)",
+        NodeType::ObjectShape => "(object shape)",
+        NodeType::WasmObject => "(wasm object)",
+        NodeType::Other(_) => "(unknown type)",
+    }
+}
+
+/// The references that keep objects alive, from the root (node 0).
+impl Graph for V8Heap {
+    fn node_count(&self) -> usize {
+        self.node_count()
+    }
+
+    fn successors(&self, node: usize, f: &mut dyn FnMut(usize)) {
+        let from = NodeIdx(node as u32);
+        for e in self.edges.edge_range(node) {
+            let edge = self.edge(e);
+            if self.retains(from, &edge) {
+                f(edge.to.index());
+            }
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! From a snapshot's bytes to a [`V8Heap`]: the top-level keys in any order, `snapshot`
+//! checked first, the integer arrays parsed into columns as they stream past, the strings
+//! located.
+
+use graph::{Ints, Progress};
+
+use crate::bytes::SnapshotBytes;
+use crate::json::Scanner;
+use crate::meta::{Layout, SnapshotHead};
+use crate::model::V8Heap;
+use crate::Error;
+
+/// True when `head`, a file's first bytes, starts as a heap snapshot does: a JSON object
+/// whose first key is `snapshot`.
+pub fn looks_like_snapshot(head: &[u8]) -> bool {
+    let mut s = Scanner::new(head);
+    s.expect(b'{', "the document").is_ok() && matches!(s.string("a key"), Ok((_, b"snapshot")))
+}
+
+/// Reads the snapshot in `bytes` (the file, mapped or in memory), which the result keeps for
+/// its strings.
+pub fn read<B: SnapshotBytes + 'static>(bytes: B, progress: &dyn Progress) -> Result<V8Heap, Error> {
+    let done_with = |offset, len| bytes.done_with(offset, len);
+    let parts = parse(Scanner::releasing(bytes.as_ref(), &done_with), progress)?;
+    Ok(V8Heap { bytes: Box::new(bytes), ..parts })
+}
+
+struct Columns {
+    node_type: Vec<u8>,
+    node_name: Vec<u32>,
+    node_id: Vec<u32>,
+    node_size: Vec<u32>,
+    big_sizes: Vec<(u32, u64)>,
+    detachedness: Option<Vec<u8>>,
+    trace_node: Option<Vec<u32>>,
+    offsets: Ints,
+    targets: Ints,
+    edge_type: Vec<u8>,
+    edge_name: Vec<u32>,
+    /// The biggest string index a node or a named edge uses, checked once strings are known.
+    max_name: Option<(u32, usize)>,
+}
+
+fn parse(mut s: Scanner<'_>, progress: &dyn Progress) -> Result<V8Heap, Error> {
+    let data = s.data();
+    s.expect(b'{', "the document")?;
+    let mut head: Option<(SnapshotHead, Layout)> = None;
+    let mut columns: Option<Columns> = None;
+    let mut edges_read = false;
+    let mut strings = None;
+    progress.start("reading the heap snapshot", data.len() as u64);
+    loop {
+        let (key_at, key) = s.string("the document's keys")?;
+        s.expect(b':', "the document")?;
+        match key {
+            b"snapshot" => {
+                let start = s.skip_value("snapshot")?;
+                let parsed: SnapshotHead =
+                    serde_json::from_slice(&data[start..s.pos]).map_err(|e| Error::Meta(format!("snapshot: {e}")))?;
+                let layout = parsed.meta.layout()?;
+                head = Some((parsed, layout));
+            }
+            b"nodes" => {
+                let (h, layout) = head.as_ref().ok_or_else(|| before(key_at, "nodes"))?;
+                columns = Some(nodes(&mut s, h, layout, progress)?);
+            }
+            b"edges" => {
+                let (h, layout) = head.as_ref().ok_or_else(|| before(key_at, "edges"))?;
+                let c = columns
+                    .as_mut()
+                    .ok_or_else(|| Error::Format { what: "\"edges\" before \"nodes\"".into(), at: key_at })?;
+                edges(&mut s, h, layout, c, progress)?;
+                edges_read = true;
+            }
+            b"strings" => strings = Some(s.strings("strings")?),
+            _ => {
+                s.skip_value("the document")?;
+            }
+        }
+        match s.peek() {
+            Some(b',') => s.pos += 1,
+            Some(b'}') => break,
+            Some(b) => {
+                return Err(Error::Format {
+                    what: format!("'{}' after a value of the document", b.escape_ascii()),
+                    at: s.pos,
+                })
+            }
+            None => return Err(Error::Cut { at: data.len(), inside: "the document" }),
+        }
+    }
+    progress.finish();
+    let (_, layout) = head.ok_or_else(|| missing("snapshot"))?;
+    let c = columns.ok_or_else(|| missing("nodes"))?;
+    if !edges_read {
+        return Err(missing("edges"));
+    }
+    let strings = strings.ok_or_else(|| missing("strings"))?;
+    if let Some((max, at)) = c.max_name.filter(|&(m, _)| m as usize >= strings.len()) {
+        return Err(Error::Inconsistent { what: format!("string {max} named, of {} strings", strings.len()), at });
+    }
+    Ok(V8Heap {
+        bytes: Box::new(Vec::new()),
+        layout,
+        node_type: c.node_type,
+        node_name: c.node_name,
+        node_id: c.node_id,
+        node_size: c.node_size,
+        big_sizes: c.big_sizes,
+        detachedness: c.detachedness,
+        trace_node: c.trace_node,
+        edges: graph::Csr::from_parts(c.offsets, c.targets),
+        edge_type: c.edge_type,
+        edge_name: c.edge_name,
+        strings,
+    })
+}
+
+fn before(at: usize, what: &str) -> Error {
+    Error::Format { what: format!("\"{what}\" before \"snapshot\", whose meta says how to read it"), at }
+}
+
+fn missing(what: &str) -> Error {
+    Error::Format { what: format!("no \"{what}\""), at: 0 }
+}
+
+fn narrow(v: u64, what: &str, at: usize) -> Result<u32, Error> {
+    u32::try_from(v).map_err(|_| Error::Inconsistent { what: format!("{what} {v} is 2^32 or more"), at })
+}
+
+fn nodes(s: &mut Scanner<'_>, h: &SnapshotHead, l: &Layout, progress: &dyn Progress) -> Result<Columns, Error> {
+    let n = usize::try_from(h.node_count).unwrap_or(usize::MAX);
+    if n == 0 || n > u32::MAX as usize {
+        return Err(Error::Meta(format!(
+            "node_count {} (a snapshot holds at least its root, and fewer than 2^32 nodes)",
+            h.node_count
+        )));
+    }
+    let cap = n.min(s.len() / (2 * l.node_width) + 1);
+    let mut c = Columns {
+        node_type: Vec::with_capacity(cap),
+        node_name: Vec::with_capacity(cap),
+        node_id: Vec::with_capacity(cap),
+        node_size: Vec::with_capacity(cap),
+        big_sizes: Vec::new(),
+        detachedness: l.node_detachedness.map(|_| Vec::with_capacity(cap)),
+        trace_node: (h.trace_function_count > 0).then_some(l.node_trace).flatten().map(|_| Vec::with_capacity(cap)),
+        offsets: Ints::with_capacity(cap + 1, h.edge_count),
+        targets: Ints::with_capacity(0, n as u64),
+        edge_type: Vec::new(),
+        edge_name: Vec::new(),
+        max_name: None,
+    };
+    c.offsets.push(0);
+    let types = l.node_types.len() as u64;
+    let (mut field, mut edges_total) = (0usize, 0u64);
+    let count = s.uints("nodes", progress, |v, at| {
+        match field {
+            f if f == l.node_type => {
+                if v >= types {
+                    return Err(Error::Inconsistent { what: format!("node type {v} of {types}"), at });
+                }
+                c.node_type.push(v as u8);
+            }
+            f if f == l.node_name => {
+                let name = narrow(v, "a node name", at)?;
+                if c.max_name.is_none_or(|(m, _)| name > m) {
+                    c.max_name = Some((name, at));
+                }
+                c.node_name.push(name);
+            }
+            f if f == l.node_id => c.node_id.push(narrow(v, "a node id", at)?),
+            f if f == l.node_size => match u32::try_from(v) {
+                Ok(size) if size != u32::MAX => c.node_size.push(size),
+                _ => {
+                    c.big_sizes.push((c.node_size.len() as u32, v));
+                    c.node_size.push(u32::MAX);
+                }
+            },
+            f if f == l.node_edges => {
+                edges_total += v;
+                if edges_total > h.edge_count {
+                    return Err(Error::Inconsistent {
+                        what: format!("nodes have more edges than edge_count {}", h.edge_count),
+                        at,
+                    });
+                }
+                c.offsets.push(edges_total);
+            }
+            f if Some(f) == l.node_detachedness => {
+                if let Some(d) = c.detachedness.as_mut() {
+                    d.push(v.min(u64::from(u8::MAX)) as u8);
+                }
+            }
+            f if Some(f) == l.node_trace => {
+                if let Some(t) = c.trace_node.as_mut() {
+                    t.push(narrow(v, "a trace node id", at)?);
+                }
+            }
+            _ => {}
+        }
+        field += 1;
+        if field == l.node_width {
+            field = 0;
+            if c.node_type.len() > n {
+                return Err(Error::Inconsistent { what: format!("more nodes than node_count {n}"), at });
+            }
+        }
+        Ok(())
+    });
+    let count = count?;
+    if count != (n * l.node_width) as u64 {
+        return Err(Error::Inconsistent {
+            what: format!(
+                "{count} numbers in nodes, where node_count {n} of {} fields each makes {}",
+                l.node_width,
+                n * l.node_width
+            ),
+            at: s.pos,
+        });
+    }
+    if edges_total != h.edge_count {
+        return Err(Error::Inconsistent {
+            what: format!("nodes have {edges_total} edges, edge_count says {}", h.edge_count),
+            at: s.pos,
+        });
+    }
+    Ok(c)
+}
+
+fn edges(
+    s: &mut Scanner<'_>,
+    h: &SnapshotHead,
+    l: &Layout,
+    c: &mut Columns,
+    progress: &dyn Progress,
+) -> Result<(), Error> {
+    let m = usize::try_from(h.edge_count).unwrap_or(usize::MAX);
+    let cap = m.min(s.len() / (2 * l.edge_width) + 1);
+    c.edge_type.reserve_exact(cap);
+    c.edge_name.reserve_exact(cap);
+    c.targets = Ints::with_capacity(cap, c.node_type.len() as u64);
+    let types = l.edge_types.len() as u64;
+    let node_width = l.node_width as u64;
+    let nodes_len = c.node_type.len() as u64 * node_width;
+    let mut field = 0usize;
+    let mut numbered = false;
+    let count = s.uints("edges", progress, |v, at| {
+        match field {
+            f if f == l.edge_type => {
+                if v >= types {
+                    return Err(Error::Inconsistent { what: format!("edge type {v} of {types}"), at });
+                }
+                numbered = l.edge_types[v as usize].is_numbered();
+                c.edge_type.push(v as u8);
+            }
+            f if f == l.edge_name => {
+                let name = narrow(v, "an edge name or index", at)?;
+                if !numbered && c.max_name.is_none_or(|(m, _)| name > m) {
+                    c.max_name = Some((name, at));
+                }
+                c.edge_name.push(name);
+            }
+            f if f == l.edge_to => {
+                if v % node_width != 0 || v >= nodes_len {
+                    return Err(Error::Inconsistent {
+                        what: format!("an edge to {v}, not the start of one of the {} nodes", c.node_type.len()),
+                        at,
+                    });
+                }
+                if c.targets.len() >= m {
+                    return Err(Error::Inconsistent { what: format!("more edges than edge_count {m}"), at });
+                }
+                c.targets.push(v / node_width);
+            }
+            _ => {}
+        }
+        field += 1;
+        if field == l.edge_width {
+            field = 0;
+        }
+        Ok(())
+    })?;
+    if count != (m * l.edge_width) as u64 {
+        return Err(Error::Inconsistent {
+            what: format!(
+                "{count} numbers in edges, where edge_count {m} of {} fields each makes {}",
+                l.edge_width,
+                m * l.edge_width
+            ),
+            at: s.pos,
+        });
+    }
+    Ok(())
+}
