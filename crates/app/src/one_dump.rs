@@ -70,6 +70,10 @@ pub fn info(
     reporter: &dyn Reporter,
 ) -> Result<(report::DumpInfo, heap::Warnings)> {
     let dump = open_dump(path, settings)?;
+    if crate::v8::is_snapshot_data(dump.data()) {
+        let h = crate::v8::read_dump(dump, path, reporter)?;
+        return Ok((crate::v8::info(&h, path), heap::Warnings::default()));
+    }
     let dumps = several_dumps(&dump, path, settings)?;
     let snap = snapshot_of(dump, path, settings, reporter, false)?;
     let r = analysis::reachability(&snap);

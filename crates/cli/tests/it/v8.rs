@@ -61,6 +61,12 @@ fn a_node_services_histogram_is_the_json_modules_count_by_constructor() {
         let name = row["name"].as_str().unwrap();
         assert_eq!([&row["instances"], &row["shallow_bytes"]], [&expected[name][0], &expected[name][1]], "{name}");
     }
+    // `info` counts the same objects, and splits them by what V8's root reaches.
+    let info = json_of(&["info", snap.to_str().unwrap(), "--json", "-q"]);
+    let instances: u64 = expected.values().map(|r| r[0].as_u64().unwrap()).sum();
+    assert_eq!(info["objects"], instances, "{info}");
+    assert_eq!(info["reachable_objects"].as_u64().unwrap() + info["unreachable_objects"].as_u64().unwrap(), instances);
+    assert!(info["roots"].as_array().unwrap().iter().any(|r| r["kind"] == "(Global handles)"), "{info}");
     let session = rows.iter().find(|r| r["name"] == "Session").expect("a Session row");
     assert_eq!(session["instances"], REQUESTS, "one Session a request, as the service counted");
     // Each request's listener closure on the long-lived emitter is one of the closures.
