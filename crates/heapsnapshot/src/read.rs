@@ -208,17 +208,7 @@ fn nodes(s: &mut Scanner<'_>, h: &SnapshotHead, l: &Layout, progress: &dyn Progr
         }
         Ok(())
     });
-    let count = count?;
-    if count != (n * l.node_width) as u64 {
-        return Err(Error::Inconsistent {
-            what: format!(
-                "{count} numbers in nodes, where node_count {n} of {} fields each makes {}",
-                l.node_width,
-                n * l.node_width
-            ),
-            at: s.pos,
-        });
-    }
+    whole_records(count?, n, l.node_width, "nodes", "node_count", s.pos)?;
     if edges_total != h.edge_count {
         return Err(Error::Inconsistent {
             what: format!("nodes have {edges_total} edges, edge_count says {}", h.edge_count),
@@ -281,15 +271,20 @@ fn edges(
         }
         Ok(())
     })?;
-    if count != (m * l.edge_width) as u64 {
-        return Err(Error::Inconsistent {
-            what: format!(
-                "{count} numbers in edges, where edge_count {m} of {} fields each makes {}",
-                l.edge_width,
-                m * l.edge_width
-            ),
-            at: s.pos,
-        });
+    whole_records(count, m, l.edge_width, "edges", "edge_count", s.pos)
+}
+
+/// Checks that an array of `count` numbers holds `records` records of `width` fields, as the
+/// snapshot's `counted` says.
+fn whole_records(count: u64, records: usize, width: usize, array: &str, counted: &str, at: usize) -> Result<(), Error> {
+    if count == (records * width) as u64 {
+        return Ok(());
     }
-    Ok(())
+    Err(Error::Inconsistent {
+        what: format!(
+            "{count} numbers in {array}, where {counted} {records} of {width} fields each makes {}",
+            records * width
+        ),
+        at,
+    })
 }
