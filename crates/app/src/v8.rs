@@ -236,7 +236,7 @@ pub fn info(h: &V8Heap, path: &Path) -> report::DumpInfo {
     roots.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.kind.cmp(&b.kind)));
     report::DumpInfo {
         file: path.display().to_string(),
-        format: "V8 heap snapshot".into(),
+        format: report::V8_FORMAT.into(),
         id_size: 4,
         timestamp_ms: 0,
         layout: "V8's own sizes (self_size)".into(),

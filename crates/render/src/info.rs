@@ -22,9 +22,14 @@ impl crate::Text for DumpInfo {
             );
         }
         let _ = writeln!(o, "format      {}, {}-byte ids, layout: {}", self.format, self.id_size, self.layout);
+        let (groups, reached_from, unreached) = if self.is_v8() {
+            ("constructors", "V8's root", "garbage V8 had not collected yet")
+        } else {
+            ("classes", "GC roots and loaded classes", "garbage, heap fillers, or held only inside the VM")
+        };
         let _ = writeln!(
             o,
-            "objects     {} in {} classes, {} ({} bytes)",
+            "objects     {} in {} {groups}, {} ({} bytes)",
             thousands(self.objects),
             thousands(self.classes),
             human_bytes(self.shallow_bytes),
@@ -37,19 +42,21 @@ impl crate::Text for DumpInfo {
         let _ = writeln!(o, "references  {} ({:.2} per object)", thousands(self.references), per(self.references));
         let _ = writeln!(
             o,
-            "reachable   {} objects, {} from GC roots and loaded classes",
+            "reachable   {} objects, {} from {reached_from}",
             thousands(self.reachable_objects),
             human_bytes(self.reachable_bytes)
         );
         let _ = writeln!(
             o,
-            "unreachable {} objects, {} (garbage, heap fillers, or held only inside the VM)",
+            "unreachable {} objects, {} ({unreached})",
             thousands(self.unreachable_objects),
             human_bytes(self.unreachable_bytes)
         );
         let roots: Vec<String> = self.roots.iter().map(|r| format!("{} {}", thousands(r.count), r.kind)).collect();
         let _ = writeln!(o, "roots       {}", roots.join(", "));
-        let _ = writeln!(o, "threads     {}", self.threads);
+        if !self.is_v8() {
+            let _ = writeln!(o, "threads     {}", self.threads);
+        }
         let _ = writeln!(
             o,
             "snapshot    {} in memory, {:.1} bytes per object",

@@ -71,3 +71,13 @@ pub struct DumpInfo {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub heaps: Vec<crate::HeapEntry>,
 }
+
+/// [`DumpInfo::format`] of a V8 heap snapshot.
+pub const V8_FORMAT: &str = "V8 heap snapshot";
+
+impl DumpInfo {
+    /// True when the summary is of a V8 heap snapshot, not of a JVM heap dump.
+    pub fn is_v8(&self) -> bool {
+        self.format == V8_FORMAT
+    }
+}

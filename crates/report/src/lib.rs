@@ -46,7 +46,7 @@ pub use growth::{
 };
 pub use histogram::{HeapEntry, Histogram, HistogramRow};
 pub use id::{BadObjectId, ObjectId};
-pub use info::{DumpEntry, DumpInfo, RootCount};
+pub use info::{DumpEntry, DumpInfo, RootCount, V8_FORMAT};
 pub use jvms::{JvmList, RunningJvm};
 pub use leak::{ClassCurve, DomNode, HeapView, LeakReport};
 pub use paths::{readable, PathEntry, PathRoot, PathStep, PathsReport, ReadablePath};
