@@ -135,6 +135,10 @@ pub fn top_n(n: usize) -> usize {
 
 /// Parses an object id given as `0x7f3a10` (or plain hex).
 pub fn parse_id(s: &str) -> Result<u64, String> {
+    // DevTools writes a V8 object's id in decimal after an `@`.
+    if let Some(decimal) = s.strip_prefix('@') {
+        return decimal.parse().map_err(|_| format!("`{s}` is not an id: after @, DevTools' ids are decimal"));
+    }
     s.parse::<report::ObjectId>().map(|id| id.0).map_err(|e| e.to_string())
 }
 

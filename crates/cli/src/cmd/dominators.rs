@@ -19,7 +19,7 @@ use crate::exit::Exit;
 ///
 /// A V8 heap snapshot (.heapsnapshot of Node.js or Chrome) is read too: the tree is V8's,
 /// from its root, weak edges not retaining (as DevTools counts retained sizes), and ids are
-/// V8's object ids (DevTools' @123 is 0x7b here).
+/// V8's object ids (DevTools' @123 is 0x7b here; --children takes either).
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  leakscope dominators app.hprof\n  leakscope dominators app.hprof --children 0x7ff012a40 --top 10\n  leakscope dominators app.hprof --json"

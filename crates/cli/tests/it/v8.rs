@@ -96,6 +96,10 @@ fn retained_sizes_in_a_node_service_are_what_brute_force_reachability_frees() {
     let classes: Vec<&str> =
         below["objects"].as_array().unwrap().iter().map(|r| r["class"].as_str().unwrap()).collect();
     assert!(classes.iter().any(|c| *c == "Map" || *c == "EventEmitter"), "{classes:?}");
+    // The same node named as DevTools names it, `@` and its id in decimal.
+    let devtools = format!("@{}", u64::from_str_radix(top.trim_start_matches("0x"), 16).unwrap());
+    let same = json_of(&["dominators", snap.to_str().unwrap(), "--children", &devtools, "--top", "5", "--json", "-q"]);
+    assert_eq!(same, below, "{devtools}");
 }
 
 #[test]
