@@ -59,7 +59,7 @@ fn v8_histogram(
         )));
     }
     let h = crate::v8::read_dump(dump, path, reporter)?;
-    Ok(DumpHistogram { histogram: crate::v8::histogram(&h), layout: "V8 heap snapshot".to_owned() })
+    Ok(DumpHistogram { histogram: crate::v8::histogram(&h), layout: report::V8_FORMAT.to_owned() })
 }
 
 /// What `info` says of the dump at `path`, and the warnings of reading it (which `info`

@@ -59,13 +59,7 @@ impl heapsnapshot::SnapshotBytes for DumpBytes {
 /// Objects by constructor, as DevTools' Summary groups them (every node counted, reachable
 /// or not, but the profiler's synthetic ones), biggest first.
 pub fn histogram(h: &V8Heap) -> report::Histogram {
-    let mut by: FxHashMap<ClassKey, (u64, u64)> = FxHashMap::default();
-    for n in h.nodes().filter(|&n| h.node_type(n) != NodeType::Synthetic) {
-        let e = by.entry(h.class_key(n)).or_default();
-        e.0 += 1;
-        e.1 += h.self_size(n);
-    }
-    let mut classes: Vec<report::HistogramRow> = by
+    let mut classes: Vec<report::HistogramRow> = by_class(h)
         .into_iter()
         .map(|(key, (instances, shallow_bytes))| report::HistogramRow {
             name: match key {
@@ -84,6 +78,22 @@ pub fn histogram(h: &V8Heap) -> report::Histogram {
         heap: None,
         heaps: Vec::new(),
     }
+}
+
+/// The objects of a snapshot: every node but the profiler's synthetic ones.
+fn objects(h: &V8Heap) -> impl Iterator<Item = NodeIdx> + '_ {
+    h.nodes().filter(|&n| h.node_type(n) != NodeType::Synthetic)
+}
+
+/// Instances and bytes per constructor group, names not decoded.
+fn by_class(h: &V8Heap) -> FxHashMap<ClassKey, (u64, u64)> {
+    let mut by: FxHashMap<ClassKey, (u64, u64)> = FxHashMap::default();
+    for n in objects(h) {
+        let e = by.entry(h.class_key(n)).or_default();
+        e.0 += 1;
+        e.1 += h.self_size(n);
+    }
+    by
 }
 
 /// The dominator tree of a snapshot's retaining references from V8's root, with every node's
@@ -208,7 +218,6 @@ pub fn dominators_of(
 /// What `info` says of a snapshot: its nodes, edges, the root categories V8 lists under
 /// `(GC roots)` with how many references each holds, and what the root reaches.
 pub fn info(h: &V8Heap, path: &Path) -> report::DumpInfo {
-    let objects: Vec<NodeIdx> = h.nodes().filter(|&n| h.node_type(n) != NodeType::Synthetic).collect();
     let mut seen = graph::BitSet::new(h.node_count());
     let mut stack = vec![0usize];
     seen.insert(0);
@@ -220,7 +229,7 @@ pub fn info(h: &V8Heap, path: &Path) -> report::DumpInfo {
         });
     }
     let (mut reachable, mut unreachable) = ((0u64, 0u64), (0u64, 0u64));
-    for &n in &objects {
+    for n in objects(h) {
         let side = if seen.contains(n.index()) { &mut reachable } else { &mut unreachable };
         side.0 += 1;
         side.1 += h.self_size(n);
@@ -240,8 +249,8 @@ pub fn info(h: &V8Heap, path: &Path) -> report::DumpInfo {
         id_size: 4,
         timestamp_ms: 0,
         layout: "V8's own sizes (self_size)".into(),
-        classes: histogram(h).classes.len() as u64,
-        objects: objects.len() as u64,
+        classes: by_class(h).len() as u64,
+        objects: reachable.0 + unreachable.0,
         shallow_bytes: reachable.1 + unreachable.1,
         references: h.edge_count() as u64,
         roots,

@@ -21,8 +21,36 @@ pub fn looks_like_snapshot(head: &[u8]) -> bool {
 /// its strings.
 pub fn read<B: SnapshotBytes + 'static>(bytes: B, progress: &dyn Progress) -> Result<V8Heap, Error> {
     let done_with = |offset, len| bytes.done_with(offset, len);
-    let parts = parse(Scanner::releasing(bytes.as_ref(), &done_with), progress)?;
-    Ok(V8Heap { bytes: Box::new(bytes), ..parts })
+    let parsed = parse(Scanner::releasing(bytes.as_ref(), &done_with), progress)?;
+    Ok(parsed.into_heap(Box::new(bytes)))
+}
+
+/// What the scan found, before the heap takes the bytes it was read from.
+struct Parsed {
+    layout: Layout,
+    columns: Columns,
+    strings: Vec<(u64, u32)>,
+}
+
+impl Parsed {
+    fn into_heap(self, bytes: Box<dyn SnapshotBytes>) -> V8Heap {
+        let c = self.columns;
+        V8Heap {
+            bytes,
+            layout: self.layout,
+            node_type: c.node_type,
+            node_name: c.node_name,
+            node_id: c.node_id,
+            node_size: c.node_size,
+            big_sizes: c.big_sizes,
+            detachedness: c.detachedness,
+            trace_node: c.trace_node,
+            edges: graph::Csr::from_parts(c.offsets, c.targets),
+            edge_type: c.edge_type,
+            edge_name: c.edge_name,
+            strings: self.strings,
+        }
+    }
 }
 
 struct Columns {
@@ -41,7 +69,7 @@ struct Columns {
     max_name: Option<(u32, usize)>,
 }
 
-fn parse(mut s: Scanner<'_>, progress: &dyn Progress) -> Result<V8Heap, Error> {
+fn parse(mut s: Scanner<'_>, progress: &dyn Progress) -> Result<Parsed, Error> {
     let data = s.data();
     s.expect(b'{', "the document")?;
     let mut head: Option<(SnapshotHead, Layout)> = None;
@@ -99,21 +127,7 @@ fn parse(mut s: Scanner<'_>, progress: &dyn Progress) -> Result<V8Heap, Error> {
     if let Some((max, at)) = c.max_name.filter(|&(m, _)| m as usize >= strings.len()) {
         return Err(Error::Inconsistent { what: format!("string {max} named, of {} strings", strings.len()), at });
     }
-    Ok(V8Heap {
-        bytes: Box::new(Vec::new()),
-        layout,
-        node_type: c.node_type,
-        node_name: c.node_name,
-        node_id: c.node_id,
-        node_size: c.node_size,
-        big_sizes: c.big_sizes,
-        detachedness: c.detachedness,
-        trace_node: c.trace_node,
-        edges: graph::Csr::from_parts(c.offsets, c.targets),
-        edge_type: c.edge_type,
-        edge_name: c.edge_name,
-        strings,
-    })
+    Ok(Parsed { layout, columns: c, strings })
 }
 
 fn before(at: usize, what: &str) -> Error {

@@ -6,6 +6,14 @@ use report::*;
 
 impl crate::Text for DominatorReport {
     fn to_text(&self) -> String {
+        crate::TextWith::to_text(self, WEAK_NOTE)
+    }
+}
+
+/// The text ending with `weak_note`, which says what does not retain in the runtime the
+/// report is of ([`report::V8_WEAK_NOTE`] for a V8 snapshot).
+impl crate::TextWith<&str> for DominatorReport {
+    fn to_text(&self, weak_note: &str) -> String {
         let mut o = String::new();
         match &self.parent {
             None if self.flat => {
@@ -38,7 +46,7 @@ impl crate::Text for DominatorReport {
         if self.more > 0 {
             let _ = writeln!(o, "{} more not shown (--top N, --top 0 for all).", thousands(self.more));
         }
-        let _ = writeln!(o, "Descend with --children ID. {WEAK_NOTE}");
+        let _ = writeln!(o, "Descend with --children ID. {weak_note}");
         o
     }
 }

@@ -47,7 +47,7 @@ pub fn run(args: &DominatorsArgs) -> anyhow::Result<Exit> {
         let settings = args.input.read.settings();
         let report = app::v8::dominators_of(&args.input.dump, &settings, args.children, args.top, args.flat, &bar)?;
         return dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| {
-            r.to_text().replace(report::WEAK_NOTE, report::V8_WEAK_NOTE)
+            render::TextWith::to_text(r, report::V8_WEAK_NOTE)
         });
     }
     let (bar, snap) = args.input.snapshot()?;
