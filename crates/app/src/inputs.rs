@@ -22,9 +22,9 @@ pub fn kind(path: &Path) -> Result<InputKind> {
     if path.is_dir() {
         return Err(Error::Usage(format!("{} is a directory, not a heap dump or summary", path.display())));
     }
-    let head = heap::Dump::head(path, 16).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+    let head = heap::Dump::head(path, 64).map_err(|source| Error::Io { path: path.to_owned(), source })?;
     let head = &head[..];
-    if head.starts_with(b"JAVA PROFILE") {
+    if head.starts_with(b"JAVA PROFILE") || crate::v8::is_snapshot_data(head) {
         Ok(InputKind::Dump)
     } else if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
         Ok(InputKind::Summary)
@@ -32,7 +32,7 @@ pub fn kind(path: &Path) -> Result<InputKind> {
         Ok(InputKind::RunStore)
     } else {
         Err(Error::Usage(format!(
-            "{} is neither an HPROF heap dump, a summary written by `leakscope summary`, nor an agent run store",
+            "{} is neither an HPROF heap dump, a V8 heap snapshot, a summary written by `leakscope summary`, nor an agent run store",
             path.display()
         )))
     }
@@ -67,6 +67,12 @@ pub fn summarize_dump(
     keep: bool,
 ) -> Result<(growth::HeapSummary, Option<(heap::Dump, heap::Live)>)> {
     let dump = open_dump(path, settings)?;
+    if crate::v8::is_snapshot_data(dump.data()) {
+        // A snapshot's summary is built from the snapshot read whole; the holders of its
+        // structures come from its path tree alone.
+        let h = crate::v8::read_dump(dump, path, reporter)?;
+        return Ok((crate::v8::summarize(&h, &path.display().to_string()), None));
+    }
     let graph = if keep {
         heap::ClassGraph::build_keeping(&dump, &settings.read, reporter)
     } else {

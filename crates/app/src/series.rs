@@ -123,7 +123,8 @@ pub fn read_series(req: SeriesRequest<'_>, reporter: &dyn Reporter) -> Result<Se
         reporter.note(&message);
     }
     let mut report = growth::analyze(&summaries, req.options, req.explain);
-    if summaries.iter().all(|s| s.gc_count.is_none()) {
+    // The agent's advice is for JVMs; a V8 snapshot's sites come from allocation tracking.
+    if summaries.iter().all(|s| s.gc_count.is_none()) && !req.inputs.iter().any(|p| crate::v8::is_snapshot(p)) {
         report.notes.push("heap dumps carry no allocation sites: the agent's runs (leakscope run) record them".into());
     }
     Ok(Series { summaries, report, last })

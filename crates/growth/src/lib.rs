@@ -32,6 +32,7 @@ mod series;
 mod slice;
 pub mod structures;
 mod summary;
+pub mod v8;
 
 pub use process::{process_starts, same_process};
 pub use ranking::{judge, judge_at, kept, positions, sampling_error, Method, Options, Verdict, RUN_MIN_SPAN_MS};

@@ -53,7 +53,7 @@ const COLLECTION_LIBRARIES: [&str; 6] = [
 
 /// Well-known library places and what their users call them (a place is `Class.field`; a
 /// class's prefix names every field of it).
-const KNOWN: [(&str, &str); 12] = [
+const KNOWN: [(&str, &str); 13] = [
     ("com.sun.jmx.mbeanserver.Repository.domainTb", "the MBean server's registered MBeans"),
     ("org.apache.catalina.session.ManagerBase.sessions", "Tomcat's HTTP sessions"),
     ("org.apache.catalina.session.StandardManager.sessions", "Tomcat's HTTP sessions"),
@@ -66,11 +66,13 @@ const KNOWN: [(&str, &str); 12] = [
     ("java.util.logging.LogManager", "java.util.logging's loggers"),
     ("java.lang.ApplicationShutdownHooks.hooks", "the JVM's shutdown hooks"),
     ("java.lang.Thread.threadLocals", "a thread's ThreadLocals"),
+    ("EventEmitter._events", "an EventEmitter's listeners"),
 ];
 
 /// Whether a class is part of a collection rather than a place a person names: an array, any
 /// class of `java.util` and `java.util.concurrent` (and `.atomic`), a nested class of the JDK
-/// or of a library (`LocalCache$Segment`), or a collection library's class.
+/// or of a library (`LocalCache$Segment`), a collection library's class, or in a V8 heap a
+/// built-in collection or V8's internals ([`crate::v8::is_collection_part`]).
 pub fn is_collection_part(class: &str) -> bool {
     if class.starts_with("class ") {
         return false;
@@ -80,6 +82,7 @@ pub fn is_collection_part(class: &str) -> bool {
         || matches!(package, "java.util" | "java.util.concurrent" | "java.util.concurrent.atomic")
         || (is_platform_class(class) && class.contains('$'))
         || COLLECTION_LIBRARIES.iter().any(|p| class.starts_with(p))
+        || crate::v8::is_collection_part(class)
 }
 
 /// Whether a holding class is the application's: neither the JDK's nor a known library's,
@@ -89,12 +92,13 @@ fn is_application(class: &str) -> bool {
     !class.is_empty() && !class.ends_with("[]") && !is_platform_class(class)
 }
 
-/// `Owner.field` of one step, without the `class ` and `static ` markers of statics; the owner
+/// `Owner.field` of one step (a closure's variable as [`crate::v8::context_variable`] says it), without the `class ` and `static ` markers of statics; the owner
 /// alone when its field is not known.
 fn place(s: &Step<'_>) -> String {
     let owner = s.owner.strip_prefix("class ").unwrap_or(s.owner);
     match s.field.strip_prefix("static ").unwrap_or(s.field) {
         "" | "[]" => owner.to_string(),
+        field if owner == crate::v8::CONTEXT => crate::v8::context_variable(field),
         field => format!("{owner}.{field}"),
     }
 }

@@ -23,9 +23,10 @@ const MAX_GROWING_PATHS: usize = 6;
 
 /// Whether a class is a collection's internals rather than a structure of its own: an array,
 /// or a nested class of the JDK (`HashMap$Node`, `ConcurrentHashMap$Node[]`, `TreeMap$Entry`,
-/// `ThreadLocal$ThreadLocalMap`, `ConcurrentHashMap$KeySetView`).
+/// `ThreadLocal$ThreadLocalMap`, `ConcurrentHashMap$KeySetView`), or V8's ([`crate::v8::is_internal`]).
 pub fn is_internal(name: &str) -> bool {
-    !name.starts_with("class ") && (name.ends_with("[]") || (is_jdk_class(name) && name.contains('$')))
+    !name.starts_with("class ")
+        && (name.ends_with("[]") || (is_jdk_class(name) && name.contains('$')) || crate::v8::is_internal(name))
 }
 
 /// Whether a class is the application's (not the JDK's, not an array): such classes head a

@@ -16,12 +16,11 @@
 //! through [`trace`], so the two agree object for object.
 
 use hprof::RootKind;
-use rustc_hash::FxHashMap;
 
 use crate::classes::{ClassIdx, ClassKind, ClassTable};
 
 /// No node, no parent, not reached.
-pub const NONE: u32 = u32::MAX;
+pub const NONE: u32 = graph::NO_PLACE;
 
 /// How a path step reaches its object from the step before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -160,71 +159,39 @@ pub(crate) fn via_of_slot(classes: &ClassTable, class: ClassIdx, mirror: bool, s
     }
 }
 
-/// Steps back up the tree that a repeated step may fold into.
-const FOLD_DEPTH: usize = 8;
+/// A path step of a JVM heap: the reference, the object's class, and whether it is a class
+/// mirror (mirrors start paths of their own and never fold).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Shape {
+    via: Via,
+    class: ClassIdx,
+    mirror: bool,
+}
 
-/// Interns path nodes by (parent, via, class, mirror), folding repeats.
+impl graph::PathStep for Shape {
+    type Class = ClassIdx;
+    fn class(&self) -> ClassIdx {
+        self.class
+    }
+    fn folds(&self) -> bool {
+        !self.mirror
+    }
+}
+
+/// The path nodes, interned and folded by [`graph::PathTree`].
 #[derive(Default)]
 struct Tree {
     nodes: Vec<PathNode>,
-    map: FxHashMap<(u32, Via, ClassIdx, bool), u32>,
+    shapes: graph::PathTree<Shape>,
 }
 
 impl Tree {
     fn node(&mut self, parent: u32, via: Via, class: ClassIdx, mirror: bool) -> u32 {
-        let key = (parent, via, class, mirror);
-        if let Some(&n) = self.map.get(&key) {
-            return n;
-        }
-        let n = self.fold(parent, via, class, mirror).unwrap_or_else(|| {
+        let (n, new) = self.shapes.place(parent, Shape { via, class, mirror });
+        if new {
             self.nodes.push(PathNode { parent, class, mirror, via, objects: 0, bytes: 0 });
-            self.nodes.len() as u32 - 1
-        });
-        self.map.insert(key, n);
+        }
         n
-    }
-
-    /// The node a step folds into: its parent when it has the parent's class (a list's
-    /// `next`, a tree's `left`), or an ancestor a few steps up when the whole cycle of steps
-    /// from that ancestor to this one repeats the steps that led to the ancestor (a tree of
-    /// nodes holding lists of nodes). A session's attribute map is reached by the same steps
-    /// (`table`, `[]`) as the map of sessions above it, but not by the same cycle, so it stays
-    /// a place of its own.
-    fn fold(&self, parent: u32, via: Via, class: ClassIdx, mirror: bool) -> Option<u32> {
-        if mirror || parent == NONE {
-            return None;
-        }
-        let p = &self.nodes[parent as usize];
-        if p.class == class && !p.mirror {
-            return Some(parent);
-        }
-        // chain[0] = parent, chain[i + 1] = chain[i]'s parent.
-        let mut chain = vec![parent];
-        while chain.len() <= 2 * FOLD_DEPTH + 1 {
-            match self.nodes[*chain.last().unwrap() as usize].parent {
-                NONE => break,
-                up => chain.push(up),
-            }
-        }
-        let new_step = (Some(p.class), via, class, false);
-        for d in 1..=FOLD_DEPTH {
-            // The steps ending at the new object and at chain[d] must be the same d + 1 steps.
-            if chain.len() <= 2 * d {
-                break;
-            }
-            let ending_here = std::iter::once(new_step).chain(chain[..d].iter().map(|&n| self.step(n)));
-            if ending_here.eq(chain[d..=2 * d].iter().map(|&n| self.step(n))) {
-                return Some(chain[d]);
-            }
-        }
-        None
-    }
-
-    /// The step that reaches node `n`: from which class, through what, to which class.
-    fn step(&self, n: u32) -> (Option<ClassIdx>, Via, ClassIdx, bool) {
-        let x = &self.nodes[n as usize];
-        let from = (x.parent != NONE).then(|| self.nodes[x.parent as usize].class);
-        (from, x.via, x.class, x.mirror)
     }
 }
 

@@ -35,6 +35,32 @@ fn service_snapshot(dir: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
+/// Snapshots of the service (leaking, or `steady`) after each sixth of `SERIES_REQUESTS`
+/// requests, written in `dir`, oldest first; `None` (after [`missing`]) without Node.js.
+fn service_series(dir: &Path, steady: bool) -> Option<Vec<PathBuf>> {
+    if Command::new("node").arg("--version").output().is_err() {
+        missing("node (Node.js)");
+        return None;
+    }
+    let out = dir.join(if steady { "steady.heapsnapshot" } else { "leaky.heapsnapshot" });
+    let mut node = Command::new("node");
+    node.arg("--expose-gc").arg(node_dir().join("leaky-service.js")).arg(&out);
+    node.arg(SERIES_REQUESTS.to_string()).arg(SERIES.to_string());
+    if steady {
+        node.arg("steady");
+    }
+    let run = node.bounded_output();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let said: Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(said["served"], SERIES_REQUESTS, "{said}");
+    let stem = out.to_str().unwrap().trim_end_matches(".heapsnapshot");
+    Some((1..=SERIES).map(|s| PathBuf::from(format!("{stem}-{s}.heapsnapshot"))).collect())
+}
+
+/// Snapshots in a series, and the requests the service serves over it.
+const SERIES: u64 = 6;
+const SERIES_REQUESTS: u64 = 6000;
+
 fn oracle(snapshot: &Path, ids: &[String]) -> Value {
     let run =
         Command::new("python3").arg(node_dir().join("snapshot_oracle.py")).arg(snapshot).args(ids).bounded_output();
@@ -137,4 +163,75 @@ fn commands_that_read_jvm_dumps_only_say_so_on_a_snapshot() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains("is a V8 heap snapshot"), "{args:?}: {err}");
     }
+}
+
+/// The three leaks of the service, found over a series of its snapshots, each named by the
+/// variable that holds it: the module's `sessions` Map (its path from the root through the
+/// request handler's closure and the module's context, its element `Session`), the listeners
+/// on the module's `bus` EventEmitter, and the rendering closure's `pages` cache. Oracles: the
+/// service's source (where each leak was planted) and, per snapshot, the Sessions counted by
+/// Python's json module.
+#[test]
+fn growth_over_a_node_services_snapshots_names_each_leak_by_the_variable_that_holds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(series) = service_series(dir.path(), false) else { return };
+    let mut args = vec!["growth", "--json", "-q"];
+    args.extend(series.iter().map(|p| p.to_str().unwrap()));
+    let report = json_of(&args);
+    let findings = report["findings"].as_array().unwrap();
+    let named = |name: &str| {
+        findings.iter().find(|f| f["structure"] == name).unwrap_or_else(|| panic!("no {name}: {findings:#?}"))
+    };
+    let steps = |f: &Value| -> Vec<(String, String)> {
+        let text = |v: &Value| v.as_str().unwrap().to_owned();
+        f["path"].as_array().unwrap().iter().map(|s| (text(&s["via"]), text(&s["class"]))).collect()
+    };
+
+    let sessions = named("sessions (closure variable)");
+    assert_eq!([&sessions["class"], &sessions["element"]], ["Map", "Session"], "{sessions:#}");
+    // Root → … → the request handler (a closure) → its context → `sessions` → the Map.
+    let path = steps(sessions);
+    let tail: Vec<(&str, &str)> = path.iter().rev().take(3).map(|(v, c)| (v.as_str(), c.as_str())).collect();
+    assert_eq!(tail, [("sessions", "Map"), ("context", "system / Context"), ("request", "(closure)")], "{path:?}");
+    // Every Session of every snapshot is in the Map, as Python counts them.
+    let counted: Vec<u64> =
+        series.iter().map(|s| oracle(s, &[])["histogram"]["Session"][0].as_u64().unwrap()).collect();
+    let per_heap = SERIES_REQUESTS / SERIES;
+    assert_eq!(counted, (1..=SERIES).map(|s| s * per_heap).collect::<Vec<_>>(), "the service's count");
+    let below = &sessions["growing_paths"][0];
+    assert_eq!(below["path"].as_array().unwrap().last().unwrap()["class"], "Session", "{below}");
+    assert_eq!(below["instances"], serde_json::json!(counted), "{below}");
+
+    let listeners = findings
+        .iter()
+        .find(|f| f["known_as"] == "an EventEmitter's listeners")
+        .unwrap_or_else(|| panic!("no listeners: {findings:#?}"));
+    assert_eq!(listeners["element"], "(closure)", "{listeners:#}");
+    assert!(steps(listeners).iter().any(|(v, c)| v == "bus" && c == "EventEmitter"), "{listeners:#}");
+
+    let pages = named("pages (closure variable)");
+    assert!(steps(pages).iter().any(|(v, _)| v == "render"), "{pages:#}");
+    // The text says the same first.
+    let mut text = args.clone();
+    text.retain(|a| *a != "--json");
+    let out = leakscope(&text);
+    let first = String::from_utf8_lossy(&out.stdout).lines().find(|l| l.starts_with("#1 ")).unwrap_or("").to_owned();
+    assert!(first.contains("sessions (closure variable)") && first.contains("Session"), "{first}");
+    // And the CI gate fails on it.
+    text.push("--fail-on-growth");
+    assert_eq!(leakscope(&text).status.code(), Some(1), "--fail-on-growth");
+}
+
+/// The same service cleaning up after each request: nothing grows, and the CI gate passes.
+#[test]
+fn a_steady_node_service_reports_nothing_and_passes_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(series) = service_series(dir.path(), true) else { return };
+    let mut args = vec!["growth", "--json", "-q", "--fail-on-growth"];
+    args.extend(series.iter().map(|p| p.to_str().unwrap()));
+    let out = leakscope(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["candidates"], serde_json::json!([]), "{report:#}");
+    assert_eq!(report["findings"], serde_json::json!([]), "{report:#}");
 }

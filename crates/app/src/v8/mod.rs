@@ -10,6 +10,10 @@ use rustc_hash::FxHashMap;
 
 use crate::{open_dump, Error, ReadSettings, Reporter, Result};
 
+mod summary;
+
+pub use summary::summarize;
+
 /// The first bytes of a file that tell a heap snapshot from an HPROF dump.
 const HEAD: usize = 64;
 
@@ -26,7 +30,7 @@ pub(crate) fn is_snapshot_data(data: &[u8]) -> bool {
 /// The refusal of a command that reads JVM heap dumps only.
 pub(crate) fn not_yet(path: &Path) -> Error {
     Error::Usage(format!(
-        "{} is a V8 heap snapshot (Node.js, Chrome): this command reads JVM heap dumps only so far; `histogram`, `info` and `dominators` read V8 snapshots",
+        "{} is a V8 heap snapshot (Node.js, Chrome): this command reads JVM heap dumps only so far; `histogram`, `info`, `dominators`, `growth`, `diff` and `summary` read V8 snapshots",
         path.display()
     ))
 }
