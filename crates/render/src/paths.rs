@@ -6,6 +6,14 @@ use report::*;
 
 impl crate::Text for PathsReport {
     fn to_text(&self) -> String {
+        crate::TextWith::to_text(self, PATHS_WEAK_NOTE)
+    }
+}
+
+/// The text ending with `weak_note`, which says what paths do not go through in the runtime
+/// the report is of ([`report::V8_PATHS_WEAK_NOTE`] for a V8 snapshot).
+impl crate::TextWith<&str> for PathsReport {
+    fn to_text(&self, weak_note: &str) -> String {
         let mut o = String::new();
         let _ = writeln!(
             o,
@@ -24,7 +32,7 @@ impl crate::Text for PathsReport {
         if self.more_shapes {
             let _ = writeln!(o, "\nMore path shapes exist; raise --max to see them.");
         }
-        let _ = writeln!(o, "\nPaths do not go through weak, soft, phantom or final referents.");
+        let _ = writeln!(o, "\n{weak_note}");
         o
     }
 }

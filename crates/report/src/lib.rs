@@ -49,7 +49,9 @@ pub use id::{BadObjectId, ObjectId};
 pub use info::{DumpEntry, DumpInfo, RootCount, V8_FORMAT};
 pub use jvms::{JvmList, RunningJvm};
 pub use leak::{ClassCurve, DomNode, HeapView, LeakReport};
-pub use paths::{readable, PathEntry, PathRoot, PathStep, PathsReport, ReadablePath};
+pub use paths::{
+    readable, PathEntry, PathRoot, PathStep, PathsReport, ReadablePath, PATHS_WEAK_NOTE, V8_PATHS_WEAK_NOTE,
+};
 pub use retention::{
     DominatorReport, DominatorRow, GroupTotals, RetainedReport, SelectedGroup, V8_WEAK_NOTE, WEAK_NOTE,
 };

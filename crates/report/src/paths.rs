@@ -77,6 +77,12 @@ impl PathEntry {
     }
 }
 
+/// What a JVM's paths never go through, as the text says it.
+pub const PATHS_WEAK_NOTE: &str = "Paths do not go through weak, soft, phantom or final referents.";
+
+/// What a V8 snapshot's paths never go through.
+pub const V8_PATHS_WEAK_NOTE: &str = "Paths do not go through weak references (as in DevTools).";
+
 /// The `paths` report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PathsReport {

@@ -10,8 +10,10 @@ use rustc_hash::FxHashMap;
 
 use crate::{open_dump, Error, ReadSettings, Reporter, Result};
 
+mod paths;
 mod summary;
 
+pub use paths::paths;
 pub use summary::summarize;
 
 /// The first bytes of a file that tell a heap snapshot from an HPROF dump.
@@ -30,7 +32,7 @@ pub(crate) fn is_snapshot_data(data: &[u8]) -> bool {
 /// The refusal of a command that reads JVM heap dumps only.
 pub(crate) fn not_yet(path: &Path) -> Error {
     Error::Usage(format!(
-        "{} is a V8 heap snapshot (Node.js, Chrome): this command reads JVM heap dumps only so far; `histogram`, `info`, `dominators`, `growth`, `diff` and `summary` read V8 snapshots",
+        "{} is a V8 heap snapshot (Node.js, Chrome): this command reads JVM heap dumps only so far; `histogram`, `info`, `dominators`, `paths`, `growth`, `diff` and `summary` read V8 snapshots",
         path.display()
     ))
 }
@@ -137,7 +139,7 @@ fn row_class(h: &V8Heap, n: NodeIdx) -> String {
     }
 }
 
-/// The node with V8 id `id`, for `--children`.
+/// The node with V8 id `id` (`--children`, `id:`).
 fn by_id(h: &V8Heap, id: u64) -> Result<NodeIdx> {
     h.nodes()
         .find(|&n| h.id(n) == id)
@@ -205,6 +207,17 @@ pub fn dominators(
         more: (total - shown.len()) as u64,
         flat,
     })
+}
+
+/// [`paths`] of the snapshot at `path`, read first.
+pub fn paths_of(
+    path: &Path,
+    settings: &ReadSettings,
+    selector: &analysis::Selector,
+    max: usize,
+    reporter: &dyn Reporter,
+) -> Result<report::PathsReport> {
+    paths(&load(path, settings, reporter)?, selector, max)
 }
 
 /// [`dominators`] of the snapshot at `path`, read first.

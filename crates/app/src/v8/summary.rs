@@ -8,7 +8,7 @@
 //! properties by their keys: those are elements too, or no two heaps would share a place.
 
 use graph::{PathStep, PathTree, NO_PLACE};
-use heapsnapshot::{ClassKey, EdgeType, NodeIdx, NodeType, V8Heap};
+use heapsnapshot::{ClassKey, Edge, EdgeType, NodeIdx, NodeType, V8Heap};
 use rustc_hash::FxHashMap;
 
 /// Named properties beyond which an object is a dictionary: its keys are data, not places
@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap;
 const DICTIONARY: usize = 128;
 
 /// The root's mark in the places of nodes: reached, with no place.
-const ROOT: u32 = NO_PLACE - 1;
+pub(super) const ROOT: u32 = NO_PLACE - 1;
 
 /// How a step reaches its object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -43,68 +43,111 @@ impl PathStep for Step {
     }
 }
 
-/// The summary of `h`, named `source` in reports.
-pub fn summarize(h: &V8Heap, source: &str) -> growth::HeapSummary {
-    let n = h.node_count();
-    let mut names = Names::new(h);
-    let mut place = vec![NO_PLACE; n];
-    let mut tree: PathTree<Step> = PathTree::default();
-    let mut volumes: Vec<(u64, u64)> = Vec::new();
-    let mut classes: FxHashMap<ClassKey, (u64, u64)> = FxHashMap::default();
-    let mut edges: FxHashMap<(ClassKey, ClassKey), (u64, u64)> = FxHashMap::default();
-    let mut queue: Vec<NodeIdx> = Vec::with_capacity(n.min(1 << 20));
-    // V8's synthetic root has no place of its own: what it holds starts the paths.
-    place[0] = ROOT;
-    queue.push(NodeIdx(0));
-    let mut head = 0;
-    let (mut later, mut deferring) = (Vec::new(), true);
-    loop {
-        if head == queue.len() {
-            if !deferring {
-                break;
+/// Every node's shortest retaining path from V8's root, folded into places; with parents,
+/// also the node and the edge each was reached by.
+pub(super) struct Trace {
+    /// Per node its place, [`NO_PLACE`] when the root does not reach it, [`ROOT`] for the root.
+    pub place: Vec<u32>,
+    /// Per node the node before it on its path (empty unless asked for).
+    pub parent: Vec<u32>,
+    /// Per node the edge that reached it (empty unless asked for).
+    pub via: Vec<Option<Edge>>,
+    tree: PathTree<Step>,
+    /// Objects and bytes per place.
+    volumes: Vec<(u64, u64)>,
+}
+
+impl Trace {
+    /// Searches `h` breadth first from the root along retaining edges, calling `each_edge`
+    /// with every retaining edge of every node reached (once each).
+    pub fn new(
+        h: &V8Heap,
+        names: &mut Names<'_>,
+        keep_parents: bool,
+        mut each_edge: impl FnMut(NodeIdx, &Edge),
+    ) -> Trace {
+        let n = h.node_count();
+        let mut t = Trace {
+            place: vec![NO_PLACE; n],
+            parent: if keep_parents { vec![NO_PLACE; n] } else { Vec::new() },
+            via: if keep_parents { vec![None; n] } else { Vec::new() },
+            tree: PathTree::default(),
+            volumes: Vec::new(),
+        };
+        let mut queue: Vec<NodeIdx> = Vec::with_capacity(n.min(1 << 20));
+        // V8's synthetic root has no place of its own: what it holds starts the paths.
+        t.place[0] = ROOT;
+        queue.push(NodeIdx(0));
+        let mut head = 0;
+        let (mut later, mut deferring) = (Vec::new(), true);
+        loop {
+            if head == queue.len() {
+                if !deferring {
+                    break;
+                }
+                deferring = false;
+                queue.append(&mut later);
+                continue;
             }
-            deferring = false;
-            queue.append(&mut later);
-            continue;
-        }
-        let from = queue[head];
-        head += 1;
-        if deferring && is_transient_root(h, from) {
-            later.push(from);
-            continue;
-        }
-        let from_class = h.class_key(from);
-        let synthetic = h.node_type(from) == NodeType::Synthetic;
-        let dictionary = h.edges(from).filter(|e| e.kind == EdgeType::Property).nth(DICTIONARY).is_some();
-        for e in h.edges(from).filter(|e| h.retains(from, e)) {
-            if !synthetic && h.node_type(e.to) != NodeType::Synthetic {
-                let v = edges.entry((from_class, h.class_key(e.to))).or_default();
-                v.0 += h.self_size(e.to);
-                v.1 += 1;
+            let from = queue[head];
+            head += 1;
+            if deferring && is_transient_root(h, from) {
+                later.push(from);
+                continue;
             }
-            if place[e.to.index()] == NO_PLACE {
-                let (parent, via) = match place[from.index()] {
+            let dictionary = h.edges(from).filter(|e| e.kind == EdgeType::Property).nth(DICTIONARY).is_some();
+            for e in h.edges(from).filter(|e| h.retains(from, e)) {
+                each_edge(from, &e);
+                if t.place[e.to.index()] != NO_PLACE {
+                    continue;
+                }
+                let (parent, via) = match t.place[from.index()] {
                     ROOT => (NO_PLACE, Via::Root),
                     p => (p, names.via(&e, dictionary)),
                 };
-                let (p, new) = tree.place(parent, Step { via, class: path_class(h, e.to) });
+                let (p, new) = t.tree.place(parent, Step { via, class: path_class(h, e.to) });
                 if new {
-                    volumes.push((0, 0));
+                    t.volumes.push((0, 0));
                 }
                 if h.node_type(e.to) != NodeType::Synthetic {
-                    let v = &mut volumes[p as usize];
+                    let v = &mut t.volumes[p as usize];
                     v.0 += 1;
                     v.1 += h.self_size(e.to);
                 }
-                place[e.to.index()] = p;
+                t.place[e.to.index()] = p;
+                if keep_parents {
+                    t.parent[e.to.index()] = from.0;
+                    t.via[e.to.index()] = Some(e);
+                }
                 queue.push(e.to);
             }
         }
+        t
     }
+
+    /// True when the root reaches `n` (the root itself aside).
+    pub fn is_live(&self, n: NodeIdx) -> bool {
+        !matches!(self.place[n.index()], NO_PLACE | ROOT)
+    }
+}
+
+/// The summary of `h`, named `source` in reports.
+pub fn summarize(h: &V8Heap, source: &str) -> growth::HeapSummary {
+    let mut names = Names::new(h);
+    let mut classes: FxHashMap<ClassKey, (u64, u64)> = FxHashMap::default();
+    let mut edges: FxHashMap<(ClassKey, ClassKey), (u64, u64)> = FxHashMap::default();
+    let trace = Trace::new(h, &mut names, false, |from, e| {
+        if h.node_type(from) != NodeType::Synthetic && h.node_type(e.to) != NodeType::Synthetic {
+            let v = edges.entry((h.class_key(from), h.class_key(e.to))).or_default();
+            v.0 += h.self_size(e.to);
+            v.1 += 1;
+        }
+    });
+    let Trace { tree, volumes, .. } = &trace;
     let (mut total, mut unreachable) = ((0u64, 0u64), (0u64, 0u64));
     for node in h.nodes().filter(|&x| h.node_type(x) != NodeType::Synthetic) {
         let bytes = h.self_size(node);
-        let side = if place[node.index()] == NO_PLACE || node.0 == 0 {
+        let side = if !trace.is_live(node) {
             &mut unreachable
         } else {
             let c = classes.entry(h.class_key(node)).or_default();
@@ -174,7 +217,7 @@ fn path_class(h: &V8Heap, n: NodeIdx) -> ClassKey {
 }
 
 /// Names decoded once each from the snapshot's strings.
-struct Names<'a> {
+pub(super) struct Names<'a> {
     h: &'a V8Heap,
     /// Per string index: 0 not looked at, 1 a number, 2 a name.
     numeric: Vec<u8>,
@@ -182,7 +225,7 @@ struct Names<'a> {
 }
 
 impl<'a> Names<'a> {
-    fn new(h: &'a V8Heap) -> Names<'a> {
+    pub fn new(h: &'a V8Heap) -> Names<'a> {
         Names { h, numeric: Vec::new(), decoded: FxHashMap::default() }
     }
 

@@ -18,7 +18,7 @@ use crate::progress::Bar;
     after_help = "Examples:\n  leakscope diff before.hprof after.hprof\n  leakscope diff before.json after.hprof --top 50 --json"
 )]
 pub struct DiffArgs {
-    /// The older heap (.hprof or saved summary).
+    /// The older heap (.hprof, V8 .heapsnapshot, or saved summary).
     pub old: PathBuf,
     /// The newer heap.
     pub new: PathBuf,

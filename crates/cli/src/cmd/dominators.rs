@@ -24,6 +24,7 @@ use crate::exit::Exit;
 #[command(
     after_help = "Examples:\n  leakscope dominators app.hprof\n  leakscope dominators app.hprof --children 0x7ff012a40 --top 10\n  leakscope dominators app.hprof --json"
 )]
+#[command(mut_arg("dump", |a| a.help("The heap dump (.hprof) or V8 heap snapshot (.heapsnapshot), or gzip of one")))]
 #[command(mut_arg("json", |a| a.help("Print one JSON document: {\"parent\",\"live_bytes\",\"objects\":[{\"id\",\"class\",\"shallow_bytes\",\"retained_bytes\",\"share\",\"children\",\"represents\"}],\"more\",\"flat\"}.")))]
 pub struct DominatorsArgs {
     /// Show the N biggest (default 20; 0 means all).

@@ -38,7 +38,7 @@ use crate::series_args::RankingArgs;
   # a run recorded by `leakscope run` or `leakscope attach`
   leakscope growth run.db")]
 pub struct GrowthArgs {
-    /// Heap dumps (.hprof) or saved summaries (.json), oldest first; or one agent run store (RUN.db).
+    /// Heap dumps (.hprof), V8 heap snapshots (.heapsnapshot) or saved summaries (.json), oldest first; or one agent run store (RUN.db).
     #[arg(required = true, num_args = 1..)]
     pub inputs: Vec<PathBuf>,
     #[command(flatten)]

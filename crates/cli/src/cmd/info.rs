@@ -23,7 +23,7 @@ use crate::progress::Bar;
     after_help = "Examples:\n  leakscope info app.hprof\n  leakscope info app.hprof --json | jq .reachable_bytes"
 )]
 pub struct InfoArgs {
-    /// The heap dump (.hprof).
+    /// The heap dump (.hprof) or V8 heap snapshot (.heapsnapshot), or gzip of one.
     pub dump: PathBuf,
     /// Print one JSON document instead of text.
     #[arg(long)]

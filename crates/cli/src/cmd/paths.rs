@@ -19,6 +19,7 @@ use crate::exit::Exit;
 #[command(
     after_help = "Examples:\n  leakscope paths app.hprof --select class:com.acme.Session\n  leakscope paths app.hprof --select id:0x7ff012a40 --json"
 )]
+#[command(mut_arg("dump", |a| a.help("The heap dump (.hprof) or V8 heap snapshot (.heapsnapshot), or gzip of one")))]
 #[command(mut_arg("json", |a| a.help("Print one JSON document: {\"selector\",\"selected\",\"paths\":[{\"root\":{\"kind\",\"detail\",\"label\"},\"steps\":[{\"id\",\"class\",\"field\",\"folded\"}],\"count\"}],\"unreachable\",\"more_shapes\"}.")))]
 pub struct PathsArgs {
     /// The objects (class:NAME, class:NAME+, id:0xADDR, static:CLASS.FIELD, rule:A>B>C).
@@ -33,6 +34,14 @@ pub struct PathsArgs {
 
 /// Runs the command.
 pub fn run(args: &PathsArgs) -> anyhow::Result<Exit> {
+    if app::v8::is_snapshot(&args.input.dump) {
+        let bar = crate::progress::Bar::new(args.input.read.quiet);
+        let settings = args.input.read.settings();
+        let report = app::v8::paths_of(&args.input.dump, &settings, &args.selector, args.max, &bar)?;
+        return dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| {
+            render::TextWith::to_text(r, report::V8_PATHS_WEAK_NOTE)
+        });
+    }
     let (bar, snap) = args.input.snapshot()?;
     let report = app::analyses::paths(&snap, &args.selector, args.max, &bar)?;
     dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| r.to_text())

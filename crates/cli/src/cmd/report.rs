@@ -31,7 +31,7 @@ use crate::series_args::ViewArgs;
   # the same model, as JSON
   leakscope report *.hprof --json > report.json")]
 pub struct ReportArgs {
-    /// Heap dumps (.hprof) or saved summaries (.json), oldest first; or one agent run store (RUN.db).
+    /// Heap dumps (.hprof), V8 heap snapshots (.heapsnapshot) or saved summaries (.json), oldest first; or one agent run store (RUN.db).
     #[arg(required = true, num_args = 1..)]
     pub inputs: Vec<PathBuf>,
     /// Write the HTML report to FILE.

@@ -19,7 +19,7 @@ use crate::progress::Bar;
     after_help = "Examples:\n  leakscope summary app.hprof -o app.json && rm app.hprof\n  leakscope growth mon.json tue.json wed.hprof"
 )]
 pub struct SummaryArgs {
-    /// The heap dump (.hprof).
+    /// The heap dump (.hprof) or V8 heap snapshot (.heapsnapshot), or gzip of one.
     pub dump: PathBuf,
     /// Write the summary to FILE (default: stdout).
     #[arg(long, short, value_name = "FILE")]

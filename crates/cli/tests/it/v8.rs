@@ -128,6 +128,38 @@ fn retained_sizes_in_a_node_service_are_what_brute_force_reachability_frees() {
     assert_eq!(same, below, "{devtools}");
 }
 
+/// Every Session is held by one path, the module's `sessions` Map, reached through the
+/// request handler's closure and the module's context; each step of it is an edge of the
+/// snapshot with that label, as Python's json module reads it.
+#[test]
+fn paths_in_a_node_service_lead_through_the_module_context_to_the_sessions_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(snap) = service_snapshot(dir.path()) else { return };
+    let report = json_of(&["paths", snap.to_str().unwrap(), "--select", "class:Session", "--json", "-q"]);
+    assert_eq!(report["selected"], REQUESTS, "{report:#}");
+    let first = &report["paths"][0];
+    assert_eq!(first["count"], REQUESTS, "one shape for every session: {report:#}");
+    let steps = first["steps"].as_array().unwrap();
+    let fields: Vec<&str> = steps.iter().skip(1).map(|s| s["field"].as_str().unwrap()).collect();
+    let classes: Vec<&str> = steps.iter().map(|s| s["class"].as_str().unwrap()).collect();
+    let at = fields.iter().position(|f| *f == "sessions").unwrap_or_else(|| panic!("{fields:?}"));
+    assert_eq!(&classes[at..], ["system / Context", "Map", "(array)", "Session"], "{classes:?}");
+    assert_eq!(fields[at - 1], "context", "{fields:?}");
+    // Each step is an edge of the snapshot with the label shown.
+    let ids: Vec<String> = steps.iter().map(|s| s["id"].as_str().unwrap().to_owned()).collect();
+    let truth = oracle(&snap, &ids[..ids.len() - 1]);
+    for (k, field) in fields.iter().enumerate() {
+        let out = truth["edges"][&ids[k]].as_array().unwrap();
+        let to = u64::from_str_radix(ids[k + 1].trim_start_matches("0x"), 16).unwrap();
+        assert!(
+            out.iter().any(|e| e[0] == *field && e[1] == to),
+            "no edge {field} from {} to {}: {out:?}",
+            ids[k],
+            ids[k + 1]
+        );
+    }
+}
+
 #[test]
 fn a_gzipped_snapshot_reads_the_same_and_a_cut_one_says_where_it_ends() {
     let dir = tempfile::tempdir().unwrap();
@@ -155,7 +187,7 @@ fn a_gzipped_snapshot_reads_the_same_and_a_cut_one_says_where_it_ends() {
 fn commands_that_read_jvm_dumps_only_say_so_on_a_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     let Some(snap) = service_snapshot(dir.path()) else { return };
-    for args in [vec!["suspects"], vec!["paths", "--select", "class:Session"], vec!["roots"]] {
+    for args in [vec!["suspects"], vec!["retained", "--select", "class:Session"], vec!["roots"]] {
         let mut all = args.clone();
         all.push(snap.to_str().unwrap());
         let out = leakscope(&all);

@@ -2,11 +2,13 @@
 documentation with Python's json module alone: the histogram by constructor as DevTools'
 Summary groups it, and the retained size of given nodes by brute force (what the root no
 longer reaches, following every edge but weak ones and shortcuts from other nodes than the
-root, once the node is taken out).
+root, once the node is taken out), and the retaining edges out of the given nodes with their
+labels as DevTools shows them (a name, or [index] for elements and hidden edges).
 
     python3 snapshot_oracle.py SNAPSHOT [ID ...]
 
-prints {"histogram": {name: [instances, bytes]}, "retained": {id: bytes}}.
+prints {"histogram": {name: [instances, bytes]}, "retained": {id: bytes},
+"edges": {id: [[label, to_id], ...]}}.
 """
 import json
 import sys
@@ -38,12 +40,16 @@ for i in range(n):
     row[1] += nodes[i * NW + SIZE]
 
 succ = [[] for _ in range(n)]
+labelled = [[] for _ in range(n)]
 e = 0
 for i in range(n):
     for _ in range(nodes[i * NW + EC]):
         kind = etypes[edges[e * EW + ET]]
         if kind != "weak" and (kind != "shortcut" or i == 0):
-            succ[i].append(edges[e * EW + TO] // NW)
+            to = edges[e * EW + TO] // NW
+            succ[i].append(to)
+            name = edges[e * EW + EN]
+            labelled[i].append(("[%d]" % name if kind in ("element", "hidden") else strings[name], to))
         e += 1
 
 
@@ -66,4 +72,7 @@ for wanted in sys.argv[2:]:
     x = by_id[int(wanted, 0)]
     rest = reached(x)
     retained[wanted] = sum(nodes[i * NW + SIZE] for i in range(n) if everything[i] and not rest[i])
-print(json.dumps({"histogram": histogram, "retained": retained}))
+out_edges = {
+    wanted: [[label, nodes[to * NW + ID]] for label, to in labelled[by_id[int(wanted, 0)]]] for wanted in sys.argv[2:]
+}
+print(json.dumps({"histogram": histogram, "retained": retained, "edges": out_edges}))

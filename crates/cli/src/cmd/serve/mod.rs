@@ -58,7 +58,7 @@ JSON API (GET only; every answer is one JSON document):
   /api/search?q=TEXT&offset=0&limit=25
       classes whose name contains TEXT")]
 pub struct ServeArgs {
-    /// Heap dumps (.hprof) or saved summaries (.json), oldest first; or one agent run store (RUN.db).
+    /// Heap dumps (.hprof), V8 heap snapshots (.heapsnapshot) or saved summaries (.json), oldest first; or one agent run store (RUN.db).
     #[arg(required = true, num_args = 1..)]
     pub inputs: Vec<PathBuf>,
     /// Port to listen on (0 picks a free one).
