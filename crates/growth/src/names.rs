@@ -98,7 +98,7 @@ fn place(s: &Step<'_>) -> String {
     let owner = s.owner.strip_prefix("class ").unwrap_or(s.owner);
     match s.field.strip_prefix("static ").unwrap_or(s.field) {
         "" | "[]" => owner.to_string(),
-        field if owner == crate::v8::CONTEXT => crate::v8::context_variable(field),
+        field if crate::v8::is_context(owner) => crate::v8::context_variable(field),
         field => format!("{owner}.{field}"),
     }
 }

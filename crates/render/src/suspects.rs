@@ -6,6 +6,14 @@ use report::*;
 
 impl crate::Text for SuspectsReport {
     fn to_text(&self) -> String {
+        crate::TextWith::to_text(self, report::WEAK_NOTE)
+    }
+}
+
+/// The text ending with `weak_note`, which says what does not retain in the runtime the
+/// report is of ([`report::V8_WEAK_NOTE`] for a V8 snapshot).
+impl crate::TextWith<&str> for SuspectsReport {
+    fn to_text(&self, weak_note: &str) -> String {
         let mut o = String::new();
         if self.suspects.is_empty() {
             let _ = writeln!(
@@ -52,7 +60,7 @@ impl crate::Text for SuspectsReport {
             }
             let _ = writeln!(o);
         }
-        let _ = writeln!(o, "{}", report::WEAK_NOTE);
+        let _ = writeln!(o, "{weak_note}");
         o
     }
 }

@@ -12,9 +12,11 @@ use crate::{open_dump, Error, ReadSettings, Reporter, Result};
 
 mod paths;
 mod summary;
+mod suspects;
 
 pub use paths::paths;
 pub use summary::summarize;
+pub use suspects::suspects;
 
 /// The first bytes of a file that tell a heap snapshot from an HPROF dump.
 const HEAD: usize = 64;
@@ -32,7 +34,7 @@ pub(crate) fn is_snapshot_data(data: &[u8]) -> bool {
 /// The refusal of a command that reads JVM heap dumps only.
 pub(crate) fn not_yet(path: &Path) -> Error {
     Error::Usage(format!(
-        "{} is a V8 heap snapshot (Node.js, Chrome): this command reads JVM heap dumps only so far; `histogram`, `info`, `dominators`, `paths`, `growth`, `diff` and `summary` read V8 snapshots",
+        "{} is a V8 heap snapshot (Node.js, Chrome): this command reads JVM heap dumps only so far; `histogram`, `info`, `dominators`, `paths`, `suspects`, `growth`, `diff` and `summary` read V8 snapshots",
         path.display()
     ))
 }
@@ -207,6 +209,16 @@ pub fn dominators(
         more: (total - shown.len()) as u64,
         flat,
     })
+}
+
+/// [`suspects`] of the snapshot at `path`, read first.
+pub fn suspects_of(
+    path: &Path,
+    settings: &ReadSettings,
+    threshold: f64,
+    reporter: &dyn Reporter,
+) -> Result<report::SuspectsReport> {
+    Ok(suspects(&load(path, settings, reporter)?, threshold, reporter))
 }
 
 /// [`paths`] of the snapshot at `path`, read first.

@@ -39,7 +39,7 @@ pub fn paths(h: &V8Heap, selector: &Selector, max: usize) -> Result<report::Path
 
 /// The path of `n` (standing for `count` objects): its root category and the objects from the
 /// first one the root's categories hold down to `n`.
-fn entry(h: &V8Heap, trace: &Trace, n: NodeIdx, count: u64) -> report::PathEntry {
+pub(super) fn entry(h: &V8Heap, trace: &Trace, n: NodeIdx, count: u64) -> report::PathEntry {
     let mut chain = vec![n];
     let mut at = n;
     while trace.parent[at.index()] != graph::NO_PLACE {

@@ -15,6 +15,7 @@ use crate::exit::Exit;
 #[command(
     after_help = "Examples:\n  leakscope suspects app.hprof\n  leakscope suspects app.hprof --threshold 5 --json"
 )]
+#[command(mut_arg("dump", |a| a.help("The heap dump (.hprof) or V8 heap snapshot (.heapsnapshot), or gzip of one")))]
 #[command(mut_arg("json", |a| a.help("Print one JSON document: {\"live_bytes\",\"threshold\",\"suspects\":[{\"title\",\"retained_bytes\",\"share\",\"root\",\"path\":[{\"id\",\"class\",\"field\"}],\"chain\":[...],\"accumulation_point\",\"data_structure\",\"contents\":[{\"class\",\"count\",\"shallow_bytes\"}],\"instances\"}]}.")))]
 pub struct SuspectsArgs {
     /// Minimal share of the live heap, in percent, for a suspect (default 10).
@@ -36,6 +37,14 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 
 /// Runs the command.
 pub fn run(args: &SuspectsArgs) -> anyhow::Result<Exit> {
+    if app::v8::is_snapshot(&args.input.dump) {
+        let bar = crate::progress::Bar::new(args.input.read.quiet);
+        let settings = args.input.read.settings();
+        let report = app::v8::suspects_of(&args.input.dump, &settings, args.threshold / 100.0, &bar)?;
+        return dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| {
+            render::TextWith::to_text(r, report::V8_WEAK_NOTE)
+        });
+    }
     let (bar, snap) = args.input.snapshot()?;
     let report = app::analyses::suspects(&snap, args.threshold / 100.0, &bar);
     dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| r.to_text())

@@ -8,7 +8,7 @@ labels as DevTools shows them (a name, or [index] for elements and hidden edges)
     python3 snapshot_oracle.py SNAPSHOT [ID ...]
 
 prints {"histogram": {name: [instances, bytes]}, "retained": {id: bytes},
-"edges": {id: [[label, to_id], ...]}}.
+"edges": {id: [[label, to_id], ...]}, "detached": {name: nodes V8 marks detached (2)}}.
 """
 import json
 import sys
@@ -72,7 +72,13 @@ for wanted in sys.argv[2:]:
     x = by_id[int(wanted, 0)]
     rest = reached(x)
     retained[wanted] = sum(nodes[i * NW + SIZE] for i in range(n) if everything[i] and not rest[i])
+DETACHED = nf.index("detachedness") if "detachedness" in nf else None
+detached = {}
+for i in range(n):
+    if DETACHED is not None and nodes[i * NW + DETACHED] == 2:
+        name = strings[nodes[i * NW + NAME]]
+        detached[name] = detached.get(name, 0) + 1
 out_edges = {
     wanted: [[label, nodes[to * NW + ID]] for label, to in labelled[by_id[int(wanted, 0)]]] for wanted in sys.argv[2:]
 }
-print(json.dumps({"histogram": histogram, "retained": retained, "edges": out_edges}))
+print(json.dumps({"histogram": histogram, "retained": retained, "edges": out_edges, "detached": detached}))

@@ -1,0 +1,169 @@
+//! `suspects` on a V8 snapshot: detached DOM trees that something still holds (each group with
+//! the path that keeps it and the variable or field it is kept in), and the objects that
+//! retain a large share of the heap, each the deepest of its chain in the dominator tree.
+
+use heapsnapshot::{NodeIdx, NodeType, V8Heap};
+use rustc_hash::FxHashMap;
+
+use super::paths::entry;
+use super::summary::{Names, Trace};
+use super::Retention;
+
+/// The value of V8's `detachedness` for a DOM node no document holds.
+const DETACHED: u8 = 2;
+
+/// The suspects of `h`: every group of detached DOM trees, then the objects retaining at
+/// least `threshold` (a share, 0 to 1) of what the root reaches.
+pub fn suspects(h: &V8Heap, threshold: f64, progress: &dyn graph::Progress) -> report::SuspectsReport {
+    let r = Retention::build(h, progress);
+    let mut names = Names::new(h);
+    let trace = Trace::new(h, &mut names, true, |_, _| {});
+    let live = r.live_bytes();
+    let share = |b: u64| if live == 0 { 0.0 } else { b as f64 / live as f64 };
+    let mut out = detached(h, &r, &trace);
+    for s in &mut out {
+        s.share = share(s.retained_bytes);
+    }
+    let mut big = shares(h, &r, (threshold * live as f64).ceil() as u64);
+    big.sort_by_key(|&n| std::cmp::Reverse(r.retained_bytes(n)));
+    for n in big {
+        let path = entry(h, &trace, n, 1);
+        let held = holder_name(&path.steps);
+        out.push(report::Suspect {
+            title: format!(
+                "{} {}{}",
+                path.steps.last().map_or("", |s| s.class.as_str()),
+                report::ObjectId(h.id(n)),
+                held.as_ref().map(|s| format!(", in {s}")).unwrap_or_default()
+            ),
+            retained_bytes: r.retained_bytes(n),
+            share: share(r.retained_bytes(n)),
+            data_structure: held,
+            root: path.root.plain(),
+            path: path.steps,
+            chain: Vec::new(),
+            accumulation_point: None,
+            contents: Vec::new(),
+            instances: 1,
+        });
+    }
+    report::SuspectsReport { live_bytes: live, threshold, suspects: out }
+}
+
+/// Detached DOM trees grouped by their class and place: the top of each tree (a detached node
+/// whose holder is not detached) stands for the detached nodes below it on their paths.
+fn detached(h: &V8Heap, r: &Retention, trace: &Trace) -> Vec<report::Suspect> {
+    let is_detached = |n: NodeIdx| h.detachedness(n) == Some(DETACHED) && trace.is_live(n) && is_dom_node(h, n);
+    // Per top, its group; per group the tops, and the detached nodes by class.
+    let mut group_of_top: FxHashMap<NodeIdx, usize> = FxHashMap::default();
+    let mut groups: Vec<(Vec<NodeIdx>, FxHashMap<String, (u64, u64)>)> = Vec::new();
+    let mut index: FxHashMap<(std::borrow::Cow<'static, str>, u32), usize> = FxHashMap::default();
+    for n in h.nodes().filter(|&n| is_detached(n)) {
+        let mut top = n;
+        while let Some(p) = parent(trace, top).filter(|&p| is_detached(p)) {
+            top = p;
+        }
+        let g = *group_of_top.entry(top).or_insert_with(|| {
+            let key = (h.class_name(top), trace.place[top.index()]);
+            *index.entry(key).or_insert_with(|| {
+                groups.push((Vec::new(), FxHashMap::default()));
+                groups.len() - 1
+            })
+        });
+        if top == n {
+            groups[g].0.push(top);
+        }
+        let c = groups[g].1.entry(h.class_name(n).into_owned()).or_default();
+        c.0 += 1;
+        c.1 += h.self_size(n);
+    }
+    let mut out: Vec<report::Suspect> = groups
+        .into_iter()
+        .map(|(tops, by_class)| {
+            let nodes: u64 = by_class.values().map(|c| c.0).sum();
+            let path = entry(h, trace, tops[0], tops.len() as u64);
+            let mut contents: Vec<report::Accumulated> = by_class
+                .into_iter()
+                .map(|(class, (count, shallow_bytes))| report::Accumulated { class, count, shallow_bytes })
+                .collect();
+            contents.sort_by(|a, b| b.shallow_bytes.cmp(&a.shallow_bytes).then_with(|| a.class.cmp(&b.class)));
+            let class = path.steps.last().map_or(String::new(), |s| s.class.clone());
+            let held = holder_name(&path.steps);
+            report::Suspect {
+                title: format!(
+                    "{} detached DOM {} {class} ({}){}",
+                    report::thousands(tops.len() as u64),
+                    if tops.len() == 1 { "tree" } else { "trees" },
+                    report::count(nodes, "DOM node"),
+                    held.as_ref().map(|s| format!(", kept by {s}")).unwrap_or_default()
+                ),
+                retained_bytes: tops.iter().map(|&t| r.retained_bytes(t)).sum(),
+                share: 0.0,
+                data_structure: held,
+                root: path.root.plain(),
+                accumulation_point: path.steps.last().cloned(),
+                path: path.steps,
+                chain: Vec::new(),
+                contents,
+                instances: tops.len() as u64,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.retained_bytes.cmp(&a.retained_bytes).then_with(|| a.title.cmp(&b.title)));
+    out
+}
+
+/// Whether `n` is a DOM node as Blink names them (`<li class="row">`, `Text`, `HTMLDivElement`):
+/// Node.js marks its own native objects (`Node / BindingData`) detached too, as no document
+/// holds them.
+fn is_dom_node(h: &V8Heap, n: NodeIdx) -> bool {
+    if h.node_type(n) != NodeType::Native {
+        return false;
+    }
+    let name = h.name(n);
+    name.starts_with('<')
+        || matches!(name.as_str(), "Text" | "Comment" | "CDATASection" | "DocumentFragment" | "ShadowRoot")
+        || ((name.starts_with("HTML") || name.starts_with("SVG")) && name.ends_with("Element"))
+}
+
+/// The node before `n` on its path, if any.
+fn parent(trace: &Trace, n: NodeIdx) -> Option<NodeIdx> {
+    Some(trace.parent[n.index()]).filter(|&p| p != graph::NO_PLACE).map(NodeIdx)
+}
+
+/// The objects retaining `min` bytes or more none of whose children in the dominator tree
+/// does; one of V8's internals (a `Map`'s table) gives way to the nearest dominator that is not.
+fn shares(h: &V8Heap, r: &Retention, min: u64) -> Vec<NodeIdx> {
+    let big = |v: usize| v != 0 && h.node_type(NodeIdx(v as u32)) != NodeType::Synthetic && r.retained.get(v) >= min;
+    let mut has_big_child = graph::BitSet::new(h.node_count());
+    for (v, d) in r.dom.immediate_dominators() {
+        if big(v) {
+            has_big_child.insert(d);
+        }
+    }
+    let mut out: Vec<NodeIdx> = Vec::new();
+    for v in (0..h.node_count()).filter(|&v| big(v) && !has_big_child.contains(v)) {
+        let mut at = v;
+        while growth::v8::is_internal(&h.class_name(NodeIdx(at as u32))) {
+            match r.dom.immediate_dominator(at).filter(|&d| big(d)) {
+                Some(d) => at = d,
+                None => break,
+            }
+        }
+        if !out.contains(&NodeIdx(at as u32)) {
+            out.push(NodeIdx(at as u32));
+        }
+    }
+    out
+}
+
+/// The variable or field that holds the end of `path`, as a person says it (the nearest step
+/// out of a collection's parts: `rowCache (closure variable)`).
+fn holder_name(path: &[report::PathStep]) -> Option<String> {
+    let steps: Vec<growth::names::Step<'_>> = path
+        .windows(2)
+        .rev()
+        .map(|w| growth::names::Step { owner: &w[0].class, field: w[1].field.as_deref().unwrap_or("") })
+        .collect();
+    growth::names::person_name(&steps).map(|p| p.name)
+}
