@@ -56,7 +56,7 @@ fn detached(h: &V8Heap, r: &Retention, trace: &Trace) -> Vec<report::Suspect> {
     let is_detached = |n: NodeIdx| h.detachedness(n) == Some(DETACHED) && trace.is_live(n) && is_dom_node(h, n);
     // Per top, its group; per group the tops, and the detached nodes by class.
     let mut group_of_top: FxHashMap<NodeIdx, usize> = FxHashMap::default();
-    let mut groups: Vec<(Vec<NodeIdx>, FxHashMap<String, (u64, u64)>)> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     let mut index: FxHashMap<(std::borrow::Cow<'static, str>, u32), usize> = FxHashMap::default();
     for n in h.nodes().filter(|&n| is_detached(n)) {
         let mut top = n;
@@ -66,20 +66,20 @@ fn detached(h: &V8Heap, r: &Retention, trace: &Trace) -> Vec<report::Suspect> {
         let g = *group_of_top.entry(top).or_insert_with(|| {
             let key = (h.class_name(top), trace.place[top.index()]);
             *index.entry(key).or_insert_with(|| {
-                groups.push((Vec::new(), FxHashMap::default()));
+                groups.push(Group::default());
                 groups.len() - 1
             })
         });
         if top == n {
-            groups[g].0.push(top);
+            groups[g].tops.push(top);
         }
-        let c = groups[g].1.entry(h.class_name(n).into_owned()).or_default();
+        let c = groups[g].by_class.entry(h.class_name(n).into_owned()).or_default();
         c.0 += 1;
         c.1 += h.self_size(n);
     }
     let mut out: Vec<report::Suspect> = groups
         .into_iter()
-        .map(|(tops, by_class)| {
+        .map(|Group { tops, by_class }| {
             let nodes: u64 = by_class.values().map(|c| c.0).sum();
             let path = entry(h, trace, tops[0], tops.len() as u64);
             let mut contents: Vec<report::Accumulated> = by_class
@@ -124,6 +124,14 @@ fn is_dom_node(h: &V8Heap, n: NodeIdx) -> bool {
     name.starts_with('<')
         || matches!(name.as_str(), "Text" | "Comment" | "CDATASection" | "DocumentFragment" | "ShadowRoot")
         || ((name.starts_with("HTML") || name.starts_with("SVG")) && name.ends_with("Element"))
+}
+
+/// Detached trees of one class at one place: their tops, and their nodes (count and bytes) by
+/// class.
+#[derive(Default)]
+struct Group {
+    tops: Vec<NodeIdx>,
+    by_class: FxHashMap<String, (u64, u64)>,
 }
 
 /// The node before `n` on its path, if any.
