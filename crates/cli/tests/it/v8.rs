@@ -160,6 +160,34 @@ fn paths_in_a_node_service_lead_through_the_module_context_to_the_sessions_map()
     }
 }
 
+/// The 100 biggest retained sizes anywhere in the service's heap are memlab's, to the byte
+/// (memlab's own parser and dominator tree, through its heap-analysis API).
+#[test]
+fn retained_sizes_in_a_node_service_are_memlabs() {
+    let npm_root = Command::new("npm").args(["root", "-g"]).output();
+    let memlab = npm_root.ok().map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()).join("memlab"));
+    if !memlab.is_some_and(|m| m.is_dir()) {
+        missing("memlab (npm install -g memlab)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(snap) = service_snapshot(dir.path()) else { return };
+    let report = json_of(&["dominators", snap.to_str().unwrap(), "--flat", "--top", "100", "--json", "-q"]);
+    let rows = report["objects"].as_array().unwrap();
+    let ids: Vec<String> = rows
+        .iter()
+        .map(|r| u64::from_str_radix(r["id"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap().to_string())
+        .collect();
+    let run = Command::new("node").arg(node_dir().join("memlab_retained.js")).arg(&snap).args(&ids).bounded_output();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let theirs: Value = serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap();
+    assert_eq!(rows.len(), 100);
+    for (row, id) in rows.iter().zip(&ids) {
+        assert_eq!(row["retained_bytes"], theirs[id], "@{id} {row}");
+    }
+}
+
 #[test]
 fn a_gzipped_snapshot_reads_the_same_and_a_cut_one_says_where_it_ends() {
     let dir = tempfile::tempdir().unwrap();
