@@ -4,17 +4,19 @@
 
 use std::path::Path;
 
-use graph::Ints;
 use heapsnapshot::{ClassKey, NodeIdx, NodeType, V8Heap};
 use rustc_hash::FxHashMap;
 
 use crate::{open_dump, Error, ReadSettings, Reporter, Result};
 
 mod paths;
+mod retention;
 mod summary;
 mod suspects;
 
 pub use paths::paths;
+use retention::by_id;
+pub use retention::Retention;
 pub use summary::summarize;
 pub use suspects::suspects;
 
@@ -104,34 +106,6 @@ fn by_class(h: &V8Heap) -> FxHashMap<ClassKey, (u64, u64)> {
     by
 }
 
-/// The dominator tree of a snapshot's retaining references from V8's root, with every node's
-/// retained size.
-pub struct Retention {
-    dom: graph::Dominators,
-    retained: Ints,
-}
-
-impl Retention {
-    /// Computes the tree and the retained sizes.
-    pub fn build(h: &V8Heap, progress: &dyn graph::Progress) -> Retention {
-        let dom = graph::dominators(h, 0, progress);
-        progress.start("retained sizes", 1);
-        let retained = dom.subtree_sums(|v| h.self_size(NodeIdx(v as u32)));
-        progress.finish();
-        Retention { dom, retained }
-    }
-
-    /// Bytes freed if the node became unreachable.
-    pub fn retained_bytes(&self, n: NodeIdx) -> u64 {
-        self.retained.get(n.index())
-    }
-
-    /// Bytes of everything the root reaches.
-    pub fn live_bytes(&self) -> u64 {
-        self.retained.get(0)
-    }
-}
-
 /// What a row names a node by: its constructor group, or a synthetic node's own label
 /// (`(GC roots)`, `(Global handles)`).
 fn row_class(h: &V8Heap, n: NodeIdx) -> String {
@@ -139,13 +113,6 @@ fn row_class(h: &V8Heap, n: NodeIdx) -> String {
         NodeType::Synthetic => h.name(n),
         _ => h.class_name(n).into_owned(),
     }
-}
-
-/// The node with V8 id `id` (`--children`, `id:`).
-fn by_id(h: &V8Heap, id: u64) -> Result<NodeIdx> {
-    h.nodes()
-        .find(|&n| h.id(n) == id)
-        .ok_or_else(|| Error::Usage(format!("no node has the id {} (@{id}) in this snapshot", report::ObjectId(id))))
 }
 
 /// [`crate::analyses::dominators`] for a snapshot: the top of the tree (`children: None`)

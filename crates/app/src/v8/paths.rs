@@ -93,7 +93,7 @@ fn select(h: &V8Heap, selector: &Selector) -> Result<Vec<NodeIdx>> {
             }
             Ok(picked)
         }
-        Selector::Id(id) => Ok(vec![super::by_id(h, *id)?]),
+        Selector::Id(id) => Ok(vec![super::retention::by_id(h, *id)?]),
         other => Err(Error::Usage(format!(
             "{other}: a V8 snapshot is selected by constructor (class:NAME) or by id (id:0x7b, DevTools' @123)"
         ))),

@@ -6,8 +6,8 @@ use heapsnapshot::{NodeIdx, NodeType, V8Heap};
 use rustc_hash::FxHashMap;
 
 use super::paths::entry;
+use super::retention::Retention;
 use super::summary::{Names, Trace};
-use super::Retention;
 
 /// The value of V8's `detachedness` for a DOM node no document holds.
 const DETACHED: u8 = 2;
