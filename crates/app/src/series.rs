@@ -91,10 +91,18 @@ pub fn read_series(req: SeriesRequest<'_>, reporter: &dyn Reporter) -> Result<Se
     let n = req.inputs.len();
     let mut summaries = Vec::with_capacity(n);
     let mut last = None;
+    // A V8 snapshot last in the series, taken with allocation tracking on, says where the
+    // growing classes' live objects were allocated.
+    let v8_sites = std::sync::Mutex::new(crate::v8::AllocationSites::default());
     let read = |i: usize| -> Result<(growth::HeapSummary, Option<LastDump>)> {
         let path = &req.inputs[i];
         reporter.input(i + 1, n);
         let kind = inputs::kind(path)?;
+        if i + 1 == n && crate::v8::is_snapshot(path) {
+            let h = crate::v8::load(path, req.settings, reporter)?;
+            *v8_sites.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = crate::v8::allocation_sites(&h);
+            return Ok((crate::v8::summarize(&h, &path.display().to_string()), None));
+        }
         if i + 1 == n && req.keep_last && kind == InputKind::Dump {
             let (summary, kept) = inputs::summarize_dump(path, req.settings, reporter, true)?;
             Ok((summary, kept.map(|(dump, live)| LastDump { path: path.clone(), dump, live })))
@@ -123,6 +131,22 @@ pub fn read_series(req: SeriesRequest<'_>, reporter: &dyn Reporter) -> Result<Se
         reporter.note(&message);
     }
     let mut report = growth::analyze(&summaries, req.options, req.explain);
+    let v8_sites = v8_sites.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut unrecorded = Vec::new();
+    for c in &mut report.candidates {
+        if let Some(sites) = v8_sites.by_class.get(&c.class) {
+            c.allocation_sites = sites.clone();
+            if let Some(&(live, none)) = v8_sites.unrecorded.get(&c.class).filter(|u| u.1 > 0) {
+                unrecorded.push(format!("{} of {} {}", report::thousands(none), report::thousands(live), c.class));
+            }
+        }
+    }
+    if !unrecorded.is_empty() {
+        report.notes.push(format!(
+            "V8 recorded no allocation site for part of the growing classes' live objects ({}; allocated before tracking began, or where its tracker does not see): the sites shown cover the others",
+            unrecorded.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
     // The agent's advice is for JVMs; a V8 snapshot's sites come from allocation tracking.
     if summaries.iter().all(|s| s.gc_count.is_none()) && !req.inputs.iter().any(|p| crate::v8::is_snapshot(p)) {
         report.notes.push("heap dumps carry no allocation sites: the agent's runs (leakscope run) record them".into());

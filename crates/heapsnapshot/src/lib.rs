@@ -9,6 +9,9 @@
 //! result is a graph ([`graph::Graph`]) of the references that keep objects alive, so the
 //! dominator tree, paths and growth are computed by the same engine as for a JVM's heap.
 //!
+//! With allocation tracking on, each node's allocating stack comes from `trace_tree`
+//! ([`V8Heap::allocation_stack`]).
+//!
 //! Everything V8-specific (node and edge types, constructor names as DevTools groups them,
 //! which edges retain) lives in this crate.
 
@@ -20,9 +23,11 @@ mod model;
 mod read;
 #[cfg(test)]
 mod tests;
+mod trace;
 
 pub use bytes::SnapshotBytes;
 pub use error::Error;
 pub use meta::{EdgeType, NodeType};
 pub use model::{ClassKey, Edge, NodeIdx, V8Heap};
 pub use read::{looks_like_snapshot, read};
+pub use trace::Frame;

@@ -132,6 +132,10 @@ pub(crate) struct RawMeta {
     node_types: Vec<serde_json::Value>,
     edge_fields: Vec<String>,
     edge_types: Vec<serde_json::Value>,
+    #[serde(default)]
+    trace_function_info_fields: Vec<String>,
+    #[serde(default)]
+    trace_node_fields: Vec<String>,
 }
 
 /// The positions of the fields this reader uses, and the type tables.
@@ -151,6 +155,8 @@ pub(crate) struct Layout {
     pub edge_to: usize,
     pub node_types: Vec<NodeType>,
     pub edge_types: Vec<EdgeType>,
+    /// Where the allocation traces' fields sit, when the meta names them.
+    pub trace: Option<crate::trace::TraceLayout>,
 }
 
 fn position(fields: &[String], name: &str, of: &str) -> Result<usize, Error> {
@@ -201,6 +207,7 @@ impl RawMeta {
             edge_to: position(ef, "to_node", "edge_fields")?,
             node_types: node_types.iter().enumerate().map(|(i, n)| NodeType::from_name(n, i as u8)).collect(),
             edge_types: edge_types.iter().enumerate().map(|(i, n)| EdgeType::from_name(n, i as u8)).collect(),
+            trace: crate::trace::TraceLayout::of(&self.trace_function_info_fields, &self.trace_node_fields),
         })
     }
 }

@@ -48,6 +48,8 @@ pub struct V8Heap {
     pub(crate) edge_name: Vec<u32>,
     /// Where each string's contents start in the file, and their length.
     pub(crate) strings: Vec<(u64, u32)>,
+    /// The allocation traces, when allocations were tracked.
+    pub(crate) traces: Option<crate::trace::Traces>,
 }
 
 impl std::fmt::Debug for V8Heap {
@@ -121,6 +123,25 @@ impl V8Heap {
     /// The allocation trace node of the object, when allocations were tracked (0: none).
     pub fn trace_node(&self, n: NodeIdx) -> Option<u32> {
         self.trace_node.as_ref().map(|t| t[n.index()])
+    }
+
+    /// The stack that allocated the node, innermost frame first, when allocations were tracked
+    /// and the node was allocated after tracking began.
+    pub fn allocation_stack(&self, n: NodeIdx) -> Option<Vec<crate::Frame>> {
+        let id = self.trace_node(n).filter(|&t| t != 0)?;
+        let stack = self.traces.as_ref()?.stack(id, |s| self.string(s));
+        (!stack.is_empty()).then_some(stack)
+    }
+
+    /// Objects and bytes the node's allocation site allocated since tracking began (live or
+    /// not), as DevTools' allocation view counts them.
+    pub fn allocated_at_site(&self, n: NodeIdx) -> Option<(u32, u64)> {
+        self.traces.as_ref()?.allocated(self.trace_node(n).filter(|&t| t != 0)?)
+    }
+
+    /// True when the snapshot records allocation sites.
+    pub fn has_allocation_sites(&self) -> bool {
+        self.traces.is_some()
     }
 
     /// The node's edges, in the snapshot's order.

@@ -30,6 +30,7 @@ struct Parsed {
     layout: Layout,
     columns: Columns,
     strings: Vec<(u64, u32)>,
+    traces: Option<crate::trace::Traces>,
 }
 
 impl Parsed {
@@ -49,6 +50,7 @@ impl Parsed {
             edge_type: c.edge_type,
             edge_name: c.edge_name,
             strings: self.strings,
+            traces: self.traces,
         }
     }
 }
@@ -76,6 +78,8 @@ fn parse(mut s: Scanner<'_>, progress: &dyn Progress) -> Result<Parsed, Error> {
     let mut columns: Option<Columns> = None;
     let mut edges_read = false;
     let mut strings = None;
+    let mut functions: Option<Vec<u64>> = None;
+    let mut tree: Option<(usize, usize)> = None;
     progress.start("reading the heap snapshot", data.len() as u64);
     loop {
         let (key_at, key) = s.string("the document's keys")?;
@@ -101,6 +105,18 @@ fn parse(mut s: Scanner<'_>, progress: &dyn Progress) -> Result<Parsed, Error> {
                 edges_read = true;
             }
             b"strings" => strings = Some(s.strings("strings")?),
+            b"trace_function_infos" => {
+                let mut f = Vec::new();
+                s.uints("trace_function_infos", &graph::NoProgress, |v, _| {
+                    f.push(v);
+                    Ok(())
+                })?;
+                functions = Some(f);
+            }
+            b"trace_tree" => {
+                let start = s.skip_value("trace_tree")?;
+                tree = Some((start, s.pos));
+            }
             _ => {
                 s.skip_value("the document")?;
             }
@@ -127,7 +143,19 @@ fn parse(mut s: Scanner<'_>, progress: &dyn Progress) -> Result<Parsed, Error> {
     if let Some((max, at)) = c.max_name.filter(|&(m, _)| m as usize >= strings.len()) {
         return Err(Error::Inconsistent { what: format!("string {max} named, of {} strings", strings.len()), at });
     }
-    Ok(Parsed { layout, columns: c, strings })
+    let traces = match (&layout.trace, functions, tree) {
+        (Some(l), Some(f), Some((start, end))) if c.trace_node.is_some() => {
+            if f.len() % l.function_width.max(1) != 0 {
+                return Err(Error::Inconsistent {
+                    what: format!("{} values in trace_function_infos, not records of {}", f.len(), l.function_width),
+                    at: start,
+                });
+            }
+            Some(crate::trace::Traces::parse(l.clone(), f, &data[start..end], start)?)
+        }
+        _ => None,
+    };
+    Ok(Parsed { layout, columns: c, strings, traces })
 }
 
 fn before(at: usize, what: &str) -> Error {

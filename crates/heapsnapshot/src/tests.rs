@@ -137,3 +137,32 @@ proptest! {
         }
     }
 }
+
+/// [`small`] taken with allocation tracking on: the `Session` allocated by `store` (in
+/// script `Array`, line 4 column 2 from 0), called from `Map`; the tree's root frames nothing.
+fn tracked() -> String {
+    small()
+        .replace(r#""trace_function_infos":[],"trace_tree":[]"#, r#""trace_function_infos":[1,1,2,7,0,0, 2,6,2,7,4,2],"trace_tree":[1,0,0,0,[2,0,3,120,[3,1,1,40,[]]]]"#)
+        .replace(r#""trace_function_info_fields":[],"trace_node_fields":[]"#, r#""trace_function_info_fields":["function_id","name","script_name","script_id","line","column"],"trace_node_fields":["id","function_info_index","count","size","children"]"#)
+        .replace(r#""trace_function_count":0"#, r#""trace_function_count":2"#)
+        .replace("3,3,7,40,0,0,0", "3,3,7,40,0,3,0")
+}
+
+#[test]
+fn a_tracked_snapshot_gives_each_node_its_allocating_stack() {
+    let h = read(tracked().into_bytes(), &NoProgress).unwrap();
+    assert!(h.has_allocation_sites());
+    let stack: Vec<String> = h.allocation_stack(NodeIdx(3)).unwrap().iter().map(ToString::to_string).collect();
+    assert_eq!(stack, ["store (Array:5:3)", "Map (Array:1:1)"]);
+    assert_eq!(h.allocated_at_site(NodeIdx(3)), Some((1, 40)));
+    assert_eq!(h.allocation_stack(NodeIdx(1)), None, "not tracked: trace node 0");
+    // Without tracking, no sites and no error.
+    let plain = read(small().into_bytes(), &NoProgress).unwrap();
+    assert!(!plain.has_allocation_sites() && plain.allocation_stack(NodeIdx(3)).is_none());
+}
+
+#[test]
+fn a_trace_tree_naming_a_function_that_is_not_there_is_refused() {
+    let bad = tracked().replace("[3,1,1,40,[]]", "[3,9,1,40,[]]");
+    assert!(matches!(read(bad.into_bytes(), &NoProgress), Err(Error::Inconsistent { .. })));
+}

@@ -52,7 +52,9 @@ impl crate::TextWith<usize> for GrowthReport {
             }
         } else {
             for (i, f) in self.findings.iter().take(top).enumerate() {
-                finding_text(&mut o, i + 1, f, !self.explained.is_empty());
+                let element = f.members.first().map(|m| m.class.as_str());
+                let sites = self.candidates.iter().find(|c| Some(c.class.as_str()) == element);
+                finding_text(&mut o, i + 1, f, sites.map_or(&[], |c| &c.allocation_sites), !self.explained.is_empty());
                 if let Some(l) = self.leaked_loader_of(f) {
                     let _ = writeln!(
                         o,
@@ -196,7 +198,9 @@ fn loader_leak_text(o: &mut String, l: &LoaderLeak) {
     let _ = writeln!(o);
 }
 
-fn finding_text(o: &mut String, n: usize, f: &Finding, explain: bool) {
+/// A finding, with the allocation sites of its first member (`sites`: those its candidate
+/// has, when the heaps recorded any).
+fn finding_text(o: &mut String, n: usize, f: &Finding, sites: &[AllocationSite], explain: bool) {
     let first = f.volumes.iter().copied().find(|&v| v > 0).unwrap_or(0);
     let last = f.volumes.last().copied().unwrap_or(0);
     let holding = f.element.as_ref().map(|e| format!(", holding {e}")).unwrap_or_default();
@@ -229,6 +233,13 @@ fn finding_text(o: &mut String, n: usize, f: &Finding, explain: bool) {
             let place =
                 if g.path.is_empty() { "(the structure itself)".to_string() } else { path_text(&g.path, false) };
             let _ = writeln!(o, "     {place}: {}", series_text(&g.instances, thousands));
+        }
+    }
+    for s in sites.iter().take(2) {
+        let class = f.members.first().map_or("", |m| m.class.as_str());
+        let _ = writeln!(o, "   {class} allocated at {}", crate::site(s));
+        if let Some(stack) = crate::site_stack(s) {
+            let _ = writeln!(o, "      {stack}");
         }
     }
     for h in &f.holders {

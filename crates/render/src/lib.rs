@@ -39,7 +39,7 @@ fn site_stack(s: &report::AllocationSite) -> Option<String> {
         Some(0) => None,
         Some(i) => Some(format!("through {}", s.frames[..i].join(" <- "))),
         None if s.frames.len() > 1 => Some(format!(
-            "called from {}; no application frame within {} frames (record more with --depth)",
+            "called from {}; no application frame in the {} frames recorded (an agent's run records more with --depth)",
             s.frames[1..].join(" <- "),
             s.frames.len()
         )),

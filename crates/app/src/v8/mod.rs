@@ -17,7 +17,7 @@ mod suspects;
 pub use paths::paths;
 use retention::by_id;
 pub use retention::Retention;
-pub use summary::summarize;
+pub use summary::{allocation_sites, summarize, AllocationSites};
 pub use suspects::suspects;
 
 /// The first bytes of a file that tell a heap snapshot from an HPROF dump.

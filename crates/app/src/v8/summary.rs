@@ -270,3 +270,68 @@ impl<'a> Names<'a> {
         }
     }
 }
+
+/// Allocation sites shown per class, most live bytes first.
+const SITES: usize = 5;
+
+/// Where each constructor group's live objects were allocated, when the snapshot was taken
+/// with allocation tracking on.
+#[derive(Debug, Default)]
+pub struct AllocationSites {
+    /// Per class name, its first [`SITES`] stacks by the live bytes they allocated, with all
+    /// they allocated since tracking began.
+    pub by_class: FxHashMap<String, Vec<report::AllocationSite>>,
+    /// Per class name, its live objects and those V8 recorded no site for (allocated before
+    /// tracking began, or where its tracker does not see: the sites cover the others).
+    pub unrecorded: FxHashMap<String, (u64, u64)>,
+}
+
+/// The [`AllocationSites`] of `h` (empty when it was taken without allocation tracking).
+pub fn allocation_sites(h: &V8Heap) -> AllocationSites {
+    let mut out = AllocationSites::default();
+    if !h.has_allocation_sites() {
+        return out;
+    }
+    let mut names = Names::new(h);
+    let trace = Trace::new(h, &mut names, false, |_, _| {});
+    let mut live: FxHashMap<(ClassKey, u32), (u64, NodeIdx)> = FxHashMap::default();
+    let mut counts: FxHashMap<ClassKey, (u64, u64)> = FxHashMap::default();
+    for n in h.nodes().filter(|&n| trace.is_live(n)) {
+        let c = counts.entry(h.class_key(n)).or_default();
+        c.0 += 1;
+        match h.trace_node(n).filter(|&t| t != 0) {
+            Some(site) => live.entry((h.class_key(n), site)).or_insert((0, n)).0 += h.self_size(n),
+            None => c.1 += 1,
+        }
+    }
+    let mut by_class: FxHashMap<ClassKey, Vec<(u64, NodeIdx)>> = FxHashMap::default();
+    for ((class, _), v) in live {
+        by_class.entry(class).or_default().push(v);
+    }
+    for (class, mut sites) in by_class {
+        sites.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let rows: Vec<report::AllocationSite> = sites
+            .into_iter()
+            .take(SITES)
+            .filter_map(|(live_bytes, n)| {
+                let frames: Vec<String> = h.allocation_stack(n)?.iter().map(ToString::to_string).collect();
+                let application_frame = frames.iter().position(|f| !is_runtime_frame(f));
+                let allocated_bytes = h.allocated_at_site(n).map_or(live_bytes, |(_, size)| size.max(live_bytes));
+                Some(report::AllocationSite { frames, application_frame, live_bytes, allocated_bytes })
+            })
+            .collect();
+        if !rows.is_empty() {
+            out.by_class.insert(names.class(class), rows);
+        }
+    }
+    for (class, c) in counts {
+        out.unrecorded.insert(names.class(class), c);
+    }
+    out
+}
+
+/// Whether a frame is the runtime's own: Node.js's built-in modules (`node:…` scripts, or
+/// scripts without a name).
+fn is_runtime_frame(frame: &str) -> bool {
+    frame.contains("(node:") || frame.contains("(:")
+}

@@ -36,14 +36,18 @@ fn service_snapshot(dir: &Path) -> Option<PathBuf> {
 }
 
 /// Snapshots of the service (leaking, or `steady`) after each sixth of `SERIES_REQUESTS`
-/// requests, written in `dir`, oldest first; `None` (after [`missing`]) without Node.js.
-fn service_series(dir: &Path, steady: bool) -> Option<Vec<PathBuf>> {
+/// requests, written in `dir`, oldest first, with allocations tracked when `track`; `None`
+/// (after [`missing`]) without Node.js.
+fn service_series(dir: &Path, steady: bool, track: bool) -> Option<Vec<PathBuf>> {
     if Command::new("node").arg("--version").output().is_err() {
         missing("node (Node.js)");
         return None;
     }
     let out = dir.join(if steady { "steady.heapsnapshot" } else { "leaky.heapsnapshot" });
     let mut node = Command::new("node");
+    if track {
+        node.arg("--track-heap-objects");
+    }
     node.arg("--expose-gc").arg(node_dir().join("leaky-service.js")).arg(&out);
     node.arg(SERIES_REQUESTS.to_string()).arg(SERIES.to_string());
     if steady {
@@ -228,13 +232,15 @@ fn commands_that_read_jvm_dumps_only_say_so_on_a_snapshot() {
 /// The three leaks of the service, found over a series of its snapshots, each named by the
 /// variable that holds it: the module's `sessions` Map (its path from the root through the
 /// request handler's closure and the module's context, its element `Session`), the listeners
-/// on the module's `bus` EventEmitter, and the rendering closure's `pages` cache. Oracles: the
-/// service's source (where each leak was planted) and, per snapshot, the Sessions counted by
-/// Python's json module.
+/// on the module's `bus` EventEmitter, and the rendering closure's `pages` cache; with
+/// allocations tracked, where the Sessions were allocated. Oracles: the service's source
+/// (where each leak was planted, the line that allocates a Session) and, per snapshot, the
+/// Sessions counted by Python's json module, which also reads the allocation sites from the
+/// snapshot's trace tree.
 #[test]
 fn growth_over_a_node_services_snapshots_names_each_leak_by_the_variable_that_holds_it() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(series) = service_series(dir.path(), false) else { return };
+    let Some(series) = service_series(dir.path(), false, true) else { return };
     let mut args = vec!["growth", "--json", "-q"];
     args.extend(series.iter().map(|p| p.to_str().unwrap()));
     let report = json_of(&args);
@@ -262,6 +268,28 @@ fn growth_over_a_node_services_snapshots_names_each_leak_by_the_variable_that_ho
     assert_eq!(below["path"].as_array().unwrap().last().unwrap()["class"], "Session", "{below}");
     assert_eq!(below["instances"], serde_json::json!(counted), "{below}");
 
+    // The Sessions' allocation sites, as the trace tree says: the request handler's
+    // `new Session(...)` first.
+    let session_sites = report["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["class"] == "Session")
+        .map(|c| c["allocation_sites"].clone())
+        .unwrap_or_else(|| panic!("Session is no candidate: {report:#}"));
+    let theirs = oracle(series.last().unwrap(), &["class:Session".to_owned()])["sites"]["Session"].clone();
+    let theirs = theirs.as_array().unwrap();
+    let ours = session_sites.as_array().unwrap();
+    assert!(!ours.is_empty(), "no allocation site: {report:#}");
+    for (o, t) in ours.iter().zip(theirs) {
+        assert_eq!([&o["live_bytes"], &o["frames"]], [&t[0], &t[1]], "{ours:#?}");
+    }
+    let source = std::fs::read_to_string(node_dir().join("leaky-service.js")).unwrap();
+    let line = source.lines().position(|l| l.contains("new Session(")).unwrap() + 1;
+    let top = ours[0]["frames"][0].as_str().unwrap();
+    assert!(top.contains(&format!("leaky-service.js:{line}:")), "{top} is not line {line}");
+    assert_eq!(ours[0]["application_frame"], 0, "{ours:#?}");
+
     let listeners = findings
         .iter()
         .find(|f| f["known_as"] == "an EventEmitter's listeners")
@@ -286,7 +314,7 @@ fn growth_over_a_node_services_snapshots_names_each_leak_by_the_variable_that_ho
 #[test]
 fn a_steady_node_service_reports_nothing_and_passes_the_gate() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(series) = service_series(dir.path(), true) else { return };
+    let Some(series) = service_series(dir.path(), true, false) else { return };
     let mut args = vec!["growth", "--json", "-q", "--fail-on-growth"];
     args.extend(series.iter().map(|p| p.to_str().unwrap()));
     let out = leakscope(&args);

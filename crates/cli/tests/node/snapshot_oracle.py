@@ -5,10 +5,13 @@ longer reaches, following every edge but weak ones and shortcuts from other node
 root, once the node is taken out), and the retaining edges out of the given nodes with their
 labels as DevTools shows them (a name, or [index] for elements and hidden edges).
 
-    python3 snapshot_oracle.py SNAPSHOT [ID ...]
+    python3 snapshot_oracle.py SNAPSHOT [ID ...] [class:NAME ...]
 
 prints {"histogram": {name: [instances, bytes]}, "retained": {id: bytes},
-"edges": {id: [[label, to_id], ...]}, "detached": {name: nodes V8 marks detached (2)}}.
+"edges": {id: [[label, to_id], ...]}, "detached": {name: nodes V8 marks detached (2)},
+"sites": {NAME: [[live bytes, [frame, ...]], ...]}}: for each class:NAME, the allocation
+sites of its objects the root reaches (from trace_tree, innermost frame first, as
+"function (script:line:column)" from 1), most live bytes first.
 """
 import json
 import sys
@@ -68,7 +71,7 @@ def reached(without):
 everything = reached(-1)
 by_id = {nodes[i * NW + ID]: i for i in range(n)}
 retained = {}
-for wanted in sys.argv[2:]:
+for wanted in [a for a in sys.argv[2:] if not a.startswith("class:")]:
     x = by_id[int(wanted, 0)]
     rest = reached(x)
     retained[wanted] = sum(nodes[i * NW + SIZE] for i in range(n) if everything[i] and not rest[i])
@@ -78,7 +81,41 @@ for i in range(n):
     if DETACHED is not None and nodes[i * NW + DETACHED] == 2:
         name = strings[nodes[i * NW + NAME]]
         detached[name] = detached.get(name, 0) + 1
+classes = [a[len("class:"):] for a in sys.argv[2:] if a.startswith("class:")]
+ids_wanted = [a for a in sys.argv[2:] if not a.startswith("class:")]
+sites = {}
+if classes and "trace_node_id" in nf:
+    TN = nf.index("trace_node_id")
+    ff, tf = meta["trace_function_info_fields"], meta["trace_node_fields"]
+    infos, FW = snap["trace_function_infos"], len(ff)
+    parent_of, function_of = {}, {}
+    todo = [(snap["trace_tree"], 0)]
+    while todo:
+        flat, parent = todo.pop()
+        for k in range(0, len(flat), len(tf)):
+            record = dict(zip(tf, flat[k : k + len(tf)]))
+            parent_of[record["id"]] = parent
+            function_of[record["id"]] = record["function_info_index"]
+            todo.append((record["children"], record["id"]))
+
+    def frames(t):
+        out = []
+        while parent_of.get(t, 0) != 0:
+            f = dict(zip(ff, infos[function_of[t] * FW : (function_of[t] + 1) * FW]))
+            name = strings[f["name"]] or "(anonymous)"
+            out.append("%s (%s:%d:%d)" % (name, strings[f["script_name"]], f["line"] + 1, f["column"] + 1))
+            t = parent_of[t]
+        return out
+
+    for name in classes:
+        by_site = {}
+        for i in range(n):
+            if everything[i] and i != 0 and group(i) == name and nodes[i * NW + TN]:
+                t = nodes[i * NW + TN]
+                by_site[t] = by_site.get(t, 0) + nodes[i * NW + SIZE]
+        rows = sorted(((b, frames(t)) for t, b in by_site.items()), key=lambda r: -r[0])
+        sites[name] = [[b, f] for b, f in rows if f]
 out_edges = {
-    wanted: [[label, nodes[to * NW + ID]] for label, to in labelled[by_id[int(wanted, 0)]]] for wanted in sys.argv[2:]
+    wanted: [[label, nodes[to * NW + ID]] for label, to in labelled[by_id[int(wanted, 0)]]] for wanted in ids_wanted
 }
-print(json.dumps({"histogram": histogram, "retained": retained, "edges": out_edges, "detached": detached}))
+print(json.dumps({"histogram": histogram, "retained": retained, "edges": out_edges, "detached": detached, "sites": sites}))
