@@ -316,3 +316,20 @@ fn a_temporary_file_that_cannot_be_written_is_an_error_not_a_panic() {
     assert!(last.contains("--tmp-dir") && !err.contains("panicked"), "{err}");
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "temporary files are unlinked");
 }
+
+/// The README's V8 demo: the page's detached rows, found with the variable that keeps them, as
+/// the README shows them (the page renders its list 10 times, 100 rows each: 9 renders are out
+/// of the document).
+#[test]
+fn the_v8_demo_finds_the_detached_rows_and_the_cache_that_keeps_them() {
+    let snap = fixture("demo-page.heapsnapshot.gz");
+    let report = json(&["suspects", "--json", &snap]);
+    let first = &report["suspects"][0];
+    assert_eq!(first["instances"], 900, "{first:#}");
+    assert_eq!(first["data_structure"], "rowCache (closure variable)", "{first:#}");
+    let out = leakscope(&["suspects", &snap]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let shown = text.lines().next().unwrap();
+    assert!(readme.contains(shown), "the README does not show {shown}");
+}
