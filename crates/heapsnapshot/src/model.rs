@@ -168,6 +168,22 @@ impl V8Heap {
         }
     }
 
+    /// The index of the string `s` in the snapshot's table (its first, if written twice): a
+    /// scan of the table, for looking a name up once instead of decoding every edge's.
+    pub fn string_index(&self, s: &str) -> Option<u32> {
+        let bytes = self.bytes.as_ref().as_ref();
+        (0..self.strings.len() as u32).find(|&i| {
+            let (start, len) = self.strings[i as usize];
+            let raw = &bytes[start as usize..start as usize + len as usize];
+            // Names without escapes compare as written; the rest decoded.
+            if raw.contains(&b'\\') {
+                json::decode(raw) == s
+            } else {
+                raw == s.as_bytes()
+            }
+        })
+    }
+
     /// String number `i` of the snapshot's table, decoded.
     pub fn string(&self, i: u32) -> String {
         match self.strings.get(i as usize) {

@@ -2,18 +2,24 @@
 //! the path that keeps it and the variable or field it is kept in), and the objects that
 //! retain a large share of the heap, each the deepest of its chain in the dominator tree.
 
-use heapsnapshot::{NodeIdx, NodeType, V8Heap};
+use heapsnapshot::{EdgeType, NodeIdx, NodeType, V8Heap};
 use rustc_hash::FxHashMap;
 
 use super::paths::entry;
 use super::retention::Retention;
 use super::summary::{Names, Trace};
 
+/// Listeners of one event on one emitter from which they are a suspect: Node.js warns at 11
+/// (`MaxListenersExceededWarning`), and a service that raises the limit to keep quiet, as
+/// the leaking service of the tests does, still adds one a request.
+const LISTENERS: usize = 100;
+
 /// The value of V8's `detachedness` for a DOM node no document holds.
 const DETACHED: u8 = 2;
 
-/// The suspects of `h`: every group of detached DOM trees, then the objects retaining at
-/// least `threshold` (a share, 0 to 1) of what the root reaches.
+/// The suspects of `h`: every group of detached DOM trees, every event with [`LISTENERS`]
+/// listeners or more on one emitter, then the objects retaining at least `threshold` (a
+/// share, 0 to 1) of what the root reaches.
 pub fn suspects(h: &V8Heap, threshold: f64, progress: &dyn graph::Progress) -> report::SuspectsReport {
     let r = Retention::build(h, progress);
     let mut names = Names::new(h);
@@ -21,6 +27,7 @@ pub fn suspects(h: &V8Heap, threshold: f64, progress: &dyn graph::Progress) -> r
     let live = r.live_bytes();
     let share = |b: u64| if live == 0 { 0.0 } else { b as f64 / live as f64 };
     let mut out = detached(h, &r, &trace);
+    out.extend(listeners(h, &r, &trace));
     for s in &mut out {
         s.share = share(s.retained_bytes);
     }
@@ -132,6 +139,49 @@ fn is_dom_node(h: &V8Heap, n: NodeIdx) -> bool {
 struct Group {
     tops: Vec<NodeIdx>,
     by_class: FxHashMap<String, (u64, u64)>,
+}
+
+/// Events with [`LISTENERS`] listeners or more on one emitter: an object's `_events` (Node's
+/// `EventEmitter` and everything built on it) holding an array of functions for one event.
+fn listeners(h: &V8Heap, r: &Retention, trace: &Trace) -> Vec<report::Suspect> {
+    let mut out = Vec::new();
+    let Some(name) = h.string_index("_events") else { return out };
+    for emitter in h.nodes().filter(|&n| trace.is_live(n) && h.node_type(n) == NodeType::Object) {
+        let Some(events) = h.edges(emitter).find(|e| e.kind == EdgeType::Property && e.name_or_index == name) else {
+            continue;
+        };
+        let events = events.to;
+        for e in h.edges(events).filter(|e| e.kind == EdgeType::Property) {
+            let listeners =
+                h.edges(e.to).filter(|l| l.kind == EdgeType::Element && h.node_type(l.to) == NodeType::Closure).count();
+            if listeners < LISTENERS || h.class_name(e.to) != "Array" {
+                continue;
+            }
+            let event = h.string(e.name_or_index);
+            let path = entry(h, trace, emitter, 1);
+            let held = holder_name(&path.steps);
+            let emitter_class = h.class_name(emitter);
+            out.push(report::Suspect {
+                title: format!(
+                    "{} '{event}' listeners on {emitter_class} {}{}",
+                    report::thousands(listeners as u64),
+                    report::ObjectId(h.id(emitter)),
+                    held.as_ref().map(|s| format!(", in {s}")).unwrap_or_default()
+                ),
+                retained_bytes: r.retained_bytes(e.to),
+                share: 0.0,
+                data_structure: held,
+                root: path.root.plain(),
+                path: path.steps,
+                chain: Vec::new(),
+                accumulation_point: None,
+                contents: Vec::new(),
+                instances: listeners as u64,
+            });
+        }
+    }
+    out.sort_by(|a, b| b.instances.cmp(&a.instances).then_with(|| a.title.cmp(&b.title)));
+    out
 }
 
 /// The node before `n` on its path, if any.

@@ -31,7 +31,7 @@ fn service_snapshot(dir: &Path) -> Option<PathBuf> {
         .bounded_output();
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     let said: Value = serde_json::from_slice(&run.stdout).unwrap();
-    assert_eq!(said["sessions"], REQUESTS, "{said}");
+    assert_eq!([&said["sessions"], &said["listeners"]], [REQUESTS, REQUESTS], "{said}");
     Some(out)
 }
 
@@ -190,6 +190,24 @@ fn retained_sizes_in_a_node_service_are_memlabs() {
     for (row, id) in rows.iter().zip(&ids) {
         assert_eq!(row["retained_bytes"], theirs[id], "@{id} {row}");
     }
+}
+
+/// The listeners the service adds to its long-lived `bus` per request are a suspect, as many
+/// as the service's own `bus.listenerCount('config')`, with the variable that holds the bus.
+#[test]
+fn suspects_in_a_node_service_count_the_listeners_on_its_bus() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(snap) = service_snapshot(dir.path()) else { return };
+    let report = json_of(&["suspects", snap.to_str().unwrap(), "--json", "-q"]);
+    let listeners = report["suspects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["title"].as_str().unwrap().contains("'config' listeners"))
+        .unwrap_or_else(|| panic!("no listeners: {report:#}"));
+    assert_eq!(listeners["instances"], REQUESTS, "the service counted {REQUESTS}: {listeners:#}");
+    assert_eq!(listeners["data_structure"], "bus (closure variable)", "{listeners:#}");
+    assert_eq!(listeners["path"].as_array().unwrap().last().unwrap()["class"], "EventEmitter", "{listeners:#}");
 }
 
 #[test]
