@@ -34,25 +34,10 @@ pub fn suspects(h: &V8Heap, threshold: f64, progress: &dyn graph::Progress) -> r
     let mut big = shares(h, &r, (threshold * live as f64).ceil() as u64);
     big.sort_by_key(|&n| std::cmp::Reverse(r.retained_bytes(n)));
     for n in big {
-        let path = entry(h, &trace, n, 1);
-        let held = holder_name(&path.steps);
-        out.push(report::Suspect {
-            title: format!(
-                "{} {}{}",
-                path.steps.last().map_or("", |s| s.class.as_str()),
-                report::ObjectId(h.id(n)),
-                held.as_ref().map(|s| format!(", in {s}")).unwrap_or_default()
-            ),
-            retained_bytes: r.retained_bytes(n),
-            share: share(r.retained_bytes(n)),
-            data_structure: held,
-            root: path.root.plain(),
-            path: path.steps,
-            chain: Vec::new(),
-            accumulation_point: None,
-            contents: Vec::new(),
-            instances: 1,
-        });
+        let what = format!("{} {}", h.class_name(n), report::ObjectId(h.id(n)));
+        let mut s = one_object(h, &trace, n, |held| format!("{what}{held}"), r.retained_bytes(n), 1);
+        s.share = share(s.retained_bytes);
+        out.push(s);
     }
     report::SuspectsReport { live_bytes: live, threshold, suspects: out }
 }
@@ -120,6 +105,33 @@ fn detached(h: &V8Heap, r: &Retention, trace: &Trace) -> Vec<report::Suspect> {
     out
 }
 
+/// A suspect about object `n`: titled by `title` given `, in HOLDER` (or nothing), with the path
+/// that keeps `n`, `retained` bytes and `instances` things counted; its share is left to the
+/// caller.
+fn one_object(
+    h: &V8Heap,
+    trace: &Trace,
+    n: NodeIdx,
+    title: impl FnOnce(&str) -> String,
+    retained: u64,
+    instances: u64,
+) -> report::Suspect {
+    let path = entry(h, trace, n, 1);
+    let held = holder_name(&path.steps);
+    report::Suspect {
+        title: title(&held.as_ref().map(|s| format!(", in {s}")).unwrap_or_default()),
+        retained_bytes: retained,
+        share: 0.0,
+        data_structure: held,
+        root: path.root.plain(),
+        path: path.steps,
+        chain: Vec::new(),
+        accumulation_point: None,
+        contents: Vec::new(),
+        instances,
+    }
+}
+
 /// Whether `n` is a DOM node as Blink names them (`<li class="row">`, `Text`, `HTMLDivElement`):
 /// Node.js marks its own native objects (`Node / BindingData`) detached too, as no document
 /// holds them.
@@ -158,26 +170,14 @@ fn listeners(h: &V8Heap, r: &Retention, trace: &Trace) -> Vec<report::Suspect> {
                 continue;
             }
             let event = h.string(e.name_or_index);
-            let path = entry(h, trace, emitter, 1);
-            let held = holder_name(&path.steps);
-            let emitter_class = h.class_name(emitter);
-            out.push(report::Suspect {
-                title: format!(
-                    "{} '{event}' listeners on {emitter_class} {}{}",
-                    report::thousands(listeners as u64),
-                    report::ObjectId(h.id(emitter)),
-                    held.as_ref().map(|s| format!(", in {s}")).unwrap_or_default()
-                ),
-                retained_bytes: r.retained_bytes(e.to),
-                share: 0.0,
-                data_structure: held,
-                root: path.root.plain(),
-                path: path.steps,
-                chain: Vec::new(),
-                accumulation_point: None,
-                contents: Vec::new(),
-                instances: listeners as u64,
-            });
+            let what = format!(
+                "{} '{event}' listeners on {} {}",
+                report::thousands(listeners as u64),
+                h.class_name(emitter),
+                report::ObjectId(h.id(emitter))
+            );
+            let retained = r.retained_bytes(e.to);
+            out.push(one_object(h, trace, emitter, |held| format!("{what}{held}"), retained, listeners as u64));
         }
     }
     out.sort_by(|a, b| b.instances.cmp(&a.instances).then_with(|| a.title.cmp(&b.title)));

@@ -72,6 +72,13 @@ fn oracle(snapshot: &Path, ids: &[String]) -> Value {
     serde_json::from_slice(&run.stdout).unwrap()
 }
 
+/// The first of `suspects`' findings on `snap` whose title has `part`.
+fn suspect_titled(snap: &Path, part: &str) -> Value {
+    let report = json_of(&["suspects", snap.to_str().unwrap(), "--json", "-q"]);
+    let found = report["suspects"].as_array().unwrap().iter().find(|s| s["title"].as_str().unwrap().contains(part));
+    found.cloned().unwrap_or_else(|| panic!("no suspect with {part}: {report:#}"))
+}
+
 fn json_of(args: &[&str]) -> Value {
     let out = leakscope(args);
     assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -198,13 +205,7 @@ fn retained_sizes_in_a_node_service_are_memlabs() {
 fn suspects_in_a_node_service_count_the_listeners_on_its_bus() {
     let dir = tempfile::tempdir().unwrap();
     let Some(snap) = service_snapshot(dir.path()) else { return };
-    let report = json_of(&["suspects", snap.to_str().unwrap(), "--json", "-q"]);
-    let listeners = report["suspects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["title"].as_str().unwrap().contains("'config' listeners"))
-        .unwrap_or_else(|| panic!("no listeners: {report:#}"));
+    let listeners = suspect_titled(&snap, "'config' listeners");
     assert_eq!(listeners["instances"], REQUESTS, "the service counted {REQUESTS}: {listeners:#}");
     assert_eq!(listeners["data_structure"], "bus (closure variable)", "{listeners:#}");
     assert_eq!(listeners["path"].as_array().unwrap().last().unwrap()["class"], "EventEmitter", "{listeners:#}");
@@ -364,13 +365,7 @@ fn a_pages_detached_dom_rows_are_found_with_the_cache_that_keeps_them() {
     let said: Value = serde_json::from_slice(&run.stdout).unwrap();
     assert_eq!(said["title"], "rendered 10", "{said}");
 
-    let report = json_of(&["suspects", snap.to_str().unwrap(), "--json", "-q"]);
-    let rows = report["suspects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["title"].as_str().unwrap().contains("detached DOM"))
-        .unwrap_or_else(|| panic!("no detached DOM: {report:#}"));
+    let rows = suspect_titled(&snap, "detached DOM");
     let truth = oracle(&snap, &[]);
     assert_eq!(truth["detached"]["<li class=\"row\">"], 900, "{}", truth["detached"]);
     assert_eq!(rows["instances"], 900, "{rows:#}");
