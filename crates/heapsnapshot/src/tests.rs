@@ -166,3 +166,11 @@ fn a_trace_tree_naming_a_function_that_is_not_there_is_refused() {
     let bad = tracked().replace("[3,1,1,40,[]]", "[3,9,1,40,[]]");
     assert!(matches!(read(bad.into_bytes(), &NoProgress), Err(Error::Inconsistent { .. })));
 }
+
+#[test]
+fn a_trace_tree_whose_ids_repeat_gives_stacks_that_end() {
+    // Node 2 again below node 3: its parent chain would loop.
+    let looped = tracked().replace("[3,1,1,40,[]]", "[3,1,1,40,[2,0,1,8,[]]]");
+    let h = read(looped.into_bytes(), &NoProgress).unwrap();
+    assert!(h.allocation_stack(NodeIdx(3)).unwrap().len() <= 3);
+}

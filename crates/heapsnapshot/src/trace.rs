@@ -166,7 +166,9 @@ impl Traces {
         let l = &self.layout;
         let mut out = Vec::new();
         let mut at = id;
-        while let Some(n) = self.nodes.get(&at) {
+        // Ids are the file's: one written twice could make a chain that loops, so a stack is no
+        // deeper than the tree has nodes.
+        while let Some(n) = self.nodes.get(&at).filter(|_| out.len() < self.nodes.len()) {
             if n.parent == 0 {
                 break; // the root
             }
