@@ -30,6 +30,9 @@ pub fn redact_file(
     }
     let dump = open_dump(input, settings)?;
     let io = |source| Error::Write { path: output.to_owned(), source };
+    if crate::v8::is_snapshot_data(dump.data()) {
+        return redact_snapshot(dump, input, output, opts, gzip, reporter);
+    }
     let partial = crate::partial::Partial::beside(output, "redact").map_err(io)?;
     let (summary, warnings) = {
         let file = std::io::BufWriter::with_capacity(1 << 20, partial.as_file());
@@ -72,6 +75,60 @@ pub fn redact_file(
         pseudonyms: summary.pseudonyms.len() as u64,
         names_map: names_map.map(|p| p.display().to_string()),
         bytes: summary.bytes,
+        v8: false,
+    })
+}
+
+/// [`redact_file`] of a V8 snapshot: its value strings masked (see [`crate::v8::redact`]).
+fn redact_snapshot(
+    dump: heap::Dump,
+    input: &Path,
+    output: &Path,
+    opts: &redact::Options,
+    gzip: bool,
+    reporter: &dyn Reporter,
+) -> Result<report::RedactReport> {
+    if !opts.keep.is_empty() || !opts.fields.is_empty() || opts.names.is_some() {
+        return Err(Error::Usage(format!(
+            "{} is a V8 heap snapshot: --keep, --fields and --names are for JVM heap dumps (a snapshot's names stay, its strings' text is masked)",
+            input.display()
+        )));
+    }
+    let h = crate::v8::read_dump(dump, input, reporter)?;
+    let io = |source| Error::Write { path: output.to_owned(), source };
+    let partial = crate::partial::Partial::beside(output, "redact").map_err(io)?;
+    let done = {
+        let mut file = std::io::BufWriter::with_capacity(1 << 20, partial.as_file());
+        if gzip {
+            let mut gz = ParallelGzip::new(file);
+            let done = crate::v8::redact::redact(&h, &mut gz, &opts.mode).map_err(io)?;
+            gz.finish().map_err(io)?;
+            done
+        } else {
+            let done = crate::v8::redact::redact(&h, &mut file, &opts.mode).map_err(io)?;
+            file.flush().map_err(io)?;
+            done
+        }
+    };
+    partial.persist(output).map_err(io)?;
+    Ok(report::RedactReport {
+        input: input.display().to_string(),
+        output: output.display().to_string(),
+        mode: match opts.mode {
+            redact::Mode::Mask(_) => "mask".into(),
+            redact::Mode::Zero => "zero".into(),
+        },
+        gzip,
+        arrays: done.strings,
+        array_bytes: done.bytes,
+        kept_arrays: 0,
+        string_hashes: 0,
+        fields: 0,
+        symbols_dropped: 0,
+        pseudonyms: 0,
+        names_map: None,
+        bytes: done.written,
+        v8: true,
     })
 }
 

@@ -221,6 +221,22 @@ impl<'a> Scanner<'a> {
 
 /// The text of a string literal's contents as written in the file (escapes decoded; invalid
 /// escapes and lone surrogates, which V8 writes for broken UTF-16, become U+FFFD).
+/// The contents of a JSON string (no quotes) of the UTF-16 `units`: printable ASCII as it is
+/// (quotes and backslashes escaped), every other unit as `\uXXXX`, unpaired surrogates
+/// included, as V8 writes them.
+pub(crate) fn encode_units(units: &[u16]) -> String {
+    let mut out = String::with_capacity(units.len());
+    for &u in units {
+        match u {
+            0x22 => out.push_str("\\\""),
+            0x5c => out.push_str("\\\\"),
+            0x20..=0x7e => out.push(char::from(u as u8)),
+            _ => out.push_str(&format!("\\u{u:04x}")),
+        }
+    }
+    out
+}
+
 pub(crate) fn decode(raw: &[u8]) -> String {
     if !raw.contains(&b'\\') {
         return String::from_utf8_lossy(raw).into_owned();

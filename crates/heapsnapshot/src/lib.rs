@@ -28,6 +28,6 @@ mod trace;
 pub use bytes::SnapshotBytes;
 pub use error::Error;
 pub use meta::{EdgeType, NodeType};
-pub use model::{ClassKey, Edge, NodeIdx, V8Heap};
+pub use model::{ClassKey, Edge, NodeIdx, V8Heap, DICTIONARY};
 pub use read::{looks_like_snapshot, read};
 pub use trace::Frame;

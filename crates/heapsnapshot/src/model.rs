@@ -30,6 +30,10 @@ pub struct Edge {
     pub to: NodeIdx,
 }
 
+/// Named properties beyond which an object is a dictionary: its keys are data, not places (V8
+/// itself leaves fast properties for a dictionary at about 128).
+pub const DICTIONARY: usize = 128;
+
 /// A V8 heap snapshot, read.
 pub struct V8Heap {
     pub(crate) bytes: Box<dyn crate::bytes::SnapshotBytes>,
@@ -182,6 +186,61 @@ impl V8Heap {
                 raw == s.as_bytes()
             }
         })
+    }
+
+    /// True when `n` has more than [`DICTIONARY`] named properties: an object used as a
+    /// dictionary, whose property names are keys (data), not places.
+    pub fn is_dictionary(&self, n: NodeIdx) -> bool {
+        self.edges(n).filter(|e| e.kind == EdgeType::Property).nth(DICTIONARY).is_some()
+    }
+
+    /// Per string of the table, whether it is only a value: the text of a string node or a
+    /// dictionary's key, and no other node's name nor another named edge's (a property's, a
+    /// variable's), which analyses show.
+    pub fn value_strings(&self) -> Vec<bool> {
+        let (mut value, mut name) = (vec![false; self.strings.len()], vec![false; self.strings.len()]);
+        for n in self.nodes() {
+            let s = self.node_name[n.index()] as usize;
+            if let Some(slot) = if self.node_type(n).is_string() { value.get_mut(s) } else { name.get_mut(s) } {
+                *slot = true;
+            }
+        }
+        for n in self.nodes() {
+            let dictionary = self.is_dictionary(n);
+            for e in self.edges(n).filter(|e| !e.kind.is_numbered()) {
+                let keyed = dictionary && e.kind == EdgeType::Property;
+                if let Some(slot) =
+                    if keyed { value.get_mut(e.name_or_index as usize) } else { name.get_mut(e.name_or_index as usize) }
+                {
+                    *slot = true;
+                }
+            }
+        }
+        value.iter().zip(&name).map(|(&v, &n)| v && !n).collect()
+    }
+
+    /// Writes the snapshot's file again to `out`, with the contents of each string for which
+    /// `replace` (given its index and its text) returns UTF-16 units replaced by those units;
+    /// everything else is copied byte for byte. Returns the bytes written.
+    pub fn write_replacing_strings(
+        &self,
+        out: &mut dyn std::io::Write,
+        mut replace: impl FnMut(u32, &str) -> Option<Vec<u16>>,
+    ) -> std::io::Result<u64> {
+        let bytes = self.bytes.as_ref().as_ref();
+        let mut at = 0usize;
+        let mut written = 0u64;
+        for (i, &(start, len)) in self.strings.iter().enumerate() {
+            let (start, end) = (start as usize, start as usize + len as usize);
+            let Some(units) = replace(i as u32, &json::decode(&bytes[start..end])) else { continue };
+            out.write_all(&bytes[at..start])?;
+            let escaped = json::encode_units(&units);
+            out.write_all(escaped.as_bytes())?;
+            written += (start - at + escaped.len()) as u64;
+            at = end;
+        }
+        out.write_all(&bytes[at..])?;
+        Ok(written + (bytes.len() - at) as u64)
     }
 
     /// String number `i` of the snapshot's table, decoded.

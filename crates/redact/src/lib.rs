@@ -16,5 +16,5 @@ mod plan;
 pub mod secrets;
 
 pub use copy::{redact, Error, Summary};
-pub use mask::{Key, Masker, MIN_KEY_BYTES};
+pub use mask::{Key, Masker, Units, MIN_KEY_BYTES};
 pub use options::{Mode, Options};

@@ -9,6 +9,18 @@ impl crate::Text for RedactReport {
         let mut o = String::new();
         let how = if self.mode == "zero" { "zeroed" } else { "masked (equal values stay equal)" };
         let _ = writeln!(o, "wrote {}{} from {}", self.output, if self.gzip { " (gzip)" } else { "" }, self.input);
+        if self.v8 {
+            let _ = writeln!(
+                o,
+                "{how}: the text of {} strings, {} of it",
+                thousands(self.arrays),
+                human_bytes(self.array_bytes)
+            );
+            let _ =
+                writeln!(o, "left readable: the names of constructors, properties, variables, functions and scripts");
+            let _ = writeln!(o, "nodes, ids, sizes and references unchanged ({} bytes written)", thousands(self.bytes));
+            return o;
+        }
         let _ = writeln!(
             o,
             "{}: {} arrays, {} of contents; {} fields; {} string hash codes reset",

@@ -34,6 +34,10 @@ pub struct RedactReport {
     pub names_map: Option<String>,
     /// Uncompressed bytes read (the copy is as long, less the symbols left out).
     pub bytes: u64,
+    /// The input was a V8 heap snapshot: `arrays` and `array_bytes` count its strings whose
+    /// text was replaced (the text of string objects; names stay).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub v8: bool,
 }
 
 /// The credentials found in a dump.

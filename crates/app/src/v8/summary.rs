@@ -11,10 +11,6 @@ use graph::{PathStep, PathTree, NO_PLACE};
 use heapsnapshot::{ClassKey, Edge, EdgeType, NodeIdx, NodeType, V8Heap};
 use rustc_hash::FxHashMap;
 
-/// Named properties beyond which an object is a dictionary: its keys are data, not places
-/// (V8 itself leaves fast properties for a dictionary at about 128).
-const DICTIONARY: usize = 128;
-
 /// The root's mark in the places of nodes: reached, with no place.
 pub(super) const ROOT: u32 = NO_PLACE - 1;
 
@@ -95,7 +91,7 @@ impl Trace {
                 later.push(from);
                 continue;
             }
-            let dictionary = h.edges(from).filter(|e| e.kind == EdgeType::Property).nth(DICTIONARY).is_some();
+            let dictionary = h.is_dictionary(from);
             for e in h.edges(from).filter(|e| h.retains(from, e)) {
                 each_edge(from, &e);
                 if t.place[e.to.index()] != NO_PLACE {

@@ -28,6 +28,12 @@ use crate::progress::Bar;
 /// 1,000 times. --zero writes zeros instead, as other tools do (then all text of one length is
 /// the same text).
 ///
+/// A V8 heap snapshot (Node.js, Chrome) is redacted too: the text of its string objects and
+/// the keys of objects used as dictionaries are masked (or zeroed), equal texts to equal
+/// masks, and the names of constructors, properties, variables, functions and scripts stay,
+/// so histogram, dominators, paths and growth answer the same; --keep, --fields and --names
+/// are for JVM dumps.
+///
 /// Left readable: class, field and method names (--names replaces the application's), and
 /// thread names (analyses name threads by them; --mask-thread-names masks them too). A String's cached hash code is reset to "not
 /// computed", because it is a function of the text. Reads gzip; writes gzip when OUT ends in
@@ -45,7 +51,7 @@ use crate::progress::Bar;
   # check what is left
   leakscope secrets out.hprof")]
 pub struct RedactArgs {
-    /// The heap dump to read (.hprof, or gzip of one).
+    /// The heap dump (.hprof) or V8 heap snapshot (.heapsnapshot) to read, or gzip of one.
     pub dump: PathBuf,
     /// Where to write the redacted copy.
     #[arg(long, short, value_name = "OUT")]

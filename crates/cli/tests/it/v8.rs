@@ -211,6 +211,60 @@ fn suspects_in_a_node_service_count_the_listeners_on_its_bus() {
     assert_eq!(listeners["path"].as_array().unwrap().last().unwrap()["class"], "EventEmitter", "{listeners:#}");
 }
 
+/// A redacted copy of the service's snapshot answers as the snapshot does, holds none of the
+/// texts its requests left (the client's user agent, the paths), and keeps equal texts equal
+/// and different texts different, as Python's json module compares the string nodes of both.
+#[test]
+fn a_redacted_snapshot_answers_the_same_without_the_services_texts() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(snap) = service_snapshot(dir.path()) else { return };
+    let key = dir.path().join("key");
+    std::fs::write(&key, [7u8; 32]).unwrap();
+    let copy = dir.path().join("copy.heapsnapshot");
+    let args = ["redact", snap.to_str().unwrap(), "-o", copy.to_str().unwrap(), "--key-file", key.to_str().unwrap()];
+    let said = json_of(&[&args[..], &["--json", "-q"]].concat());
+    assert!(said["arrays"].as_u64().unwrap() > REQUESTS, "a path and more a request: {said}");
+    for command in
+        [&["histogram"][..], &["dominators", "--flat", "--top", "30"], &["paths", "--select", "class:Session"]]
+    {
+        let ask = |s: &Path| json_of(&[command, &[s.to_str().unwrap(), "--json", "-q"]].concat());
+        assert_eq!(ask(&copy), ask(&snap), "{command:?}");
+    }
+    let bytes = std::fs::read(&copy).unwrap();
+    for text in ["leaky-client/1.0", "/item/7"] {
+        assert!(!bytes.windows(text.len()).any(|w| w == text.as_bytes()), "{text} is still in the copy");
+    }
+    let compare = r#"
+import json, sys
+def texts(path):
+    d = json.load(open(path))
+    m = d["snapshot"]["meta"]; nf = m["node_fields"]; w = len(nf); t = nf.index("type"); n = nf.index("name")
+    kinds = m["node_types"][0]; nodes = d["nodes"]; strings = d["strings"]
+    return [strings[nodes[i + n]] for i in range(0, len(nodes), w) if kinds[nodes[i + t]] == "string"]
+a, b = texts(sys.argv[1]), texts(sys.argv[2])
+pairs = set(zip(a, b))
+print(json.dumps({"nodes": len(a), "same": len(a) == len(b), "function": len({x for x, _ in pairs}) == len(pairs), "injective": len({y for _, y in pairs}) == len(pairs), "changed": sum(x != y for x, y in pairs)}))
+"#;
+    let run = Command::new("python3").arg("-c").arg(compare).arg(&snap).arg(&copy).bounded_output();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let verdict: Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!([&verdict["same"], &verdict["function"], &verdict["injective"]], [true, true, true], "{verdict}");
+    assert!(verdict["changed"].as_u64().unwrap() > REQUESTS, "{verdict}");
+    // The same key, the same copy: snapshots redacted with one key compare.
+    let again = dir.path().join("again.heapsnapshot");
+    let out = leakscope(&[
+        "redact",
+        snap.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+        "--key-file",
+        key.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(out.status.success());
+    assert!(std::fs::read(&again).unwrap() == bytes, "two copies under one key differ");
+}
+
 #[test]
 fn a_gzipped_snapshot_reads_the_same_and_a_cut_one_says_where_it_ends() {
     let dir = tempfile::tempdir().unwrap();
