@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use graph::{Csr, Graph};
+use graph::{Csr, Graph, Ints};
 
 use crate::json;
 use crate::meta::{EdgeType, Layout, NodeType};
@@ -39,17 +39,17 @@ pub struct V8Heap {
     pub(crate) bytes: Box<dyn crate::bytes::SnapshotBytes>,
     pub(crate) layout: Layout,
     pub(crate) node_type: Vec<u8>,
-    pub(crate) node_name: Vec<u32>,
-    pub(crate) node_id: Vec<u32>,
+    pub(crate) node_name: Ints,
+    pub(crate) node_id: Ints,
     /// Each node's self size; `u32::MAX` means it is in `big_sizes`.
-    pub(crate) node_size: Vec<u32>,
+    pub(crate) node_size: Ints,
     /// Nodes of 4 GiB and more (ArrayBuffer backing stores), with their sizes, by node.
     pub(crate) big_sizes: Vec<(u32, u64)>,
     pub(crate) detachedness: Option<Vec<u8>>,
     pub(crate) trace_node: Option<Vec<u32>>,
     pub(crate) edges: Csr,
     pub(crate) edge_type: Vec<u8>,
-    pub(crate) edge_name: Vec<u32>,
+    pub(crate) edge_name: Ints,
     /// Where each string's contents start in the file, and their length.
     pub(crate) strings: Vec<(u64, u32)>,
     /// The allocation traces, when allocations were tracked.
@@ -94,22 +94,22 @@ impl V8Heap {
     /// The node's name: an object's constructor, a function's name, a string's text (cut by
     /// V8 at 1,024 characters), a synthetic node's label.
     pub fn name(&self, n: NodeIdx) -> String {
-        self.string(self.node_name[n.index()])
+        self.string(self.name_index(n))
     }
 
     /// The node's name's string index, for grouping without decoding.
     pub fn name_index(&self, n: NodeIdx) -> u32 {
-        self.node_name[n.index()]
+        self.node_name.get(n.index()) as u32
     }
 
     /// V8's id of the object, stable across snapshots of one process (DevTools' `@id`).
     pub fn id(&self, n: NodeIdx) -> u64 {
-        u64::from(self.node_id[n.index()])
+        self.node_id.get(n.index())
     }
 
     /// Bytes of the object itself.
     pub fn self_size(&self, n: NodeIdx) -> u64 {
-        match self.node_size[n.index()] {
+        match self.node_size.get(n.index()) as u32 {
             u32::MAX => {
                 let at = self.big_sizes.partition_point(|b| b.0 < n.0);
                 self.big_sizes.get(at).filter(|b| b.0 == n.0).map_or(0, |b| b.1)
@@ -157,7 +157,7 @@ impl V8Heap {
         let t = self.edge_type[e];
         Edge {
             kind: self.layout.edge_types.get(usize::from(t)).copied().unwrap_or(EdgeType::Other(t)),
-            name_or_index: self.edge_name[e],
+            name_or_index: self.edge_name.get(e) as u32,
             to: NodeIdx(self.edges.target(e) as u32),
         }
     }
@@ -200,7 +200,7 @@ impl V8Heap {
     pub fn value_strings(&self) -> Vec<bool> {
         let (mut value, mut name) = (vec![false; self.strings.len()], vec![false; self.strings.len()]);
         for n in self.nodes() {
-            let s = self.node_name[n.index()] as usize;
+            let s = self.name_index(n) as usize;
             if let Some(slot) = if self.node_type(n).is_string() { value.get_mut(s) } else { name.get_mut(s) } {
                 *slot = true;
             }
@@ -268,7 +268,7 @@ impl V8Heap {
     /// for objects and natives, else the type's group.
     pub fn class_key(&self, n: NodeIdx) -> ClassKey {
         match self.node_type(n) {
-            NodeType::Object | NodeType::Native => ClassKey::Named(self.node_name[n.index()]),
+            NodeType::Object | NodeType::Native => ClassKey::Named(self.name_index(n)),
             other => ClassKey::Type(type_group(other)),
         }
     }
@@ -286,12 +286,12 @@ impl V8Heap {
     /// Bytes this index takes in memory (the file's pages not counted).
     pub fn heap_bytes(&self) -> usize {
         self.node_type.capacity()
-            + 4 * (self.node_name.capacity() + self.node_id.capacity() + self.node_size.capacity())
+            + self.node_name.heap_bytes() + self.node_id.heap_bytes() + self.node_size.heap_bytes()
             + self.detachedness.as_ref().map_or(0, Vec::capacity)
             + 4 * self.trace_node.as_ref().map_or(0, Vec::capacity)
             + self.edges.heap_bytes()
             + self.edge_type.capacity()
-            + 4 * self.edge_name.capacity()
+            + self.edge_name.heap_bytes()
             + 12 * self.strings.capacity()
     }
 }
@@ -331,6 +331,14 @@ fn type_group(t: NodeType) -> &'static str {
 impl Graph for V8Heap {
     fn node_count(&self) -> usize {
         self.node_count()
+    }
+
+    /// The names, ids, sizes and edge names wait in their files while the dominator tree's
+    /// phases run: they read the edges' types and targets alone.
+    fn release(&self) {
+        for column in [&self.node_name, &self.node_id, &self.node_size, &self.edge_name] {
+            column.release();
+        }
     }
 
     fn successors(&self, node: usize, f: &mut dyn FnMut(usize)) {

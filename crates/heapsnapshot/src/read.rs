@@ -2,7 +2,7 @@
 //! checked first, the integer arrays parsed into columns as they stream past, the strings
 //! located.
 
-use graph::{Ints, Progress};
+use graph::{Ints, IntsWriter, Progress};
 
 use crate::bytes::SnapshotBytes;
 use crate::json::Scanner;
@@ -40,15 +40,15 @@ impl Parsed {
             bytes,
             layout: self.layout,
             node_type: c.node_type,
-            node_name: c.node_name,
-            node_id: c.node_id,
-            node_size: c.node_size,
+            node_name: c.node_name.finish(),
+            node_id: c.node_id.finish(),
+            node_size: c.node_size.finish(),
             big_sizes: c.big_sizes,
             detachedness: c.detachedness,
             trace_node: c.trace_node,
             edges: graph::Csr::from_parts(c.offsets, c.targets),
             edge_type: c.edge_type,
-            edge_name: c.edge_name,
+            edge_name: c.edge_name.finish(),
             strings: self.strings,
             traces: self.traces,
         }
@@ -57,16 +57,16 @@ impl Parsed {
 
 struct Columns {
     node_type: Vec<u8>,
-    node_name: Vec<u32>,
-    node_id: Vec<u32>,
-    node_size: Vec<u32>,
+    node_name: IntsWriter,
+    node_id: IntsWriter,
+    node_size: IntsWriter,
     big_sizes: Vec<(u32, u64)>,
     detachedness: Option<Vec<u8>>,
     trace_node: Option<Vec<u32>>,
     offsets: Ints,
     targets: Ints,
     edge_type: Vec<u8>,
-    edge_name: Vec<u32>,
+    edge_name: IntsWriter,
     /// The biggest string index a node or a named edge uses, checked once strings are known.
     max_name: Option<(u32, usize)>,
 }
@@ -181,16 +181,18 @@ fn nodes(s: &mut Scanner<'_>, h: &SnapshotHead, l: &Layout, progress: &dyn Progr
     let cap = n.min(s.len() / (2 * l.node_width) + 1);
     let mut c = Columns {
         node_type: Vec::with_capacity(cap),
-        node_name: Vec::with_capacity(cap),
-        node_id: Vec::with_capacity(cap),
-        node_size: Vec::with_capacity(cap),
+        // Written to temporary files as they are read: the commands read them once each, and
+        // the dominator tree's phases not at all, so their pages leave memory meanwhile.
+        node_name: IntsWriter::in_file(u64::from(u32::MAX), None),
+        node_id: IntsWriter::in_file(u64::from(u32::MAX), None),
+        node_size: IntsWriter::in_file(u64::from(u32::MAX), None),
         big_sizes: Vec::new(),
         detachedness: l.node_detachedness.map(|_| Vec::with_capacity(cap)),
         trace_node: (h.trace_function_count > 0).then_some(l.node_trace).flatten().map(|_| Vec::with_capacity(cap)),
         offsets: Ints::with_capacity(cap + 1, h.edge_count),
         targets: Ints::with_capacity(0, n as u64),
         edge_type: Vec::new(),
-        edge_name: Vec::new(),
+        edge_name: IntsWriter::in_file(u64::from(u32::MAX), None),
         max_name: None,
     };
     c.offsets.push(0);
@@ -209,14 +211,14 @@ fn nodes(s: &mut Scanner<'_>, h: &SnapshotHead, l: &Layout, progress: &dyn Progr
                 if c.max_name.is_none_or(|(m, _)| name > m) {
                     c.max_name = Some((name, at));
                 }
-                c.node_name.push(name);
+                c.node_name.push(u64::from(name));
             }
-            f if f == l.node_id => c.node_id.push(narrow(v, "a node id", at)?),
+            f if f == l.node_id => c.node_id.push(u64::from(narrow(v, "a node id", at)?)),
             f if f == l.node_size => match u32::try_from(v) {
-                Ok(size) if size != u32::MAX => c.node_size.push(size),
+                Ok(size) if size != u32::MAX => c.node_size.push(u64::from(size)),
                 _ => {
                     c.big_sizes.push((c.node_size.len() as u32, v));
-                    c.node_size.push(u32::MAX);
+                    c.node_size.push(u64::from(u32::MAX));
                 }
             },
             f if f == l.node_edges => {
@@ -270,7 +272,6 @@ fn edges(
     let m = usize::try_from(h.edge_count).unwrap_or(usize::MAX);
     let cap = m.min(s.len() / (2 * l.edge_width) + 1);
     c.edge_type.reserve_exact(cap);
-    c.edge_name.reserve_exact(cap);
     c.targets = Ints::with_capacity(cap, c.node_type.len() as u64);
     let types = l.edge_types.len() as u64;
     let node_width = l.node_width as u64;
@@ -291,7 +292,7 @@ fn edges(
                 if !numbered && c.max_name.is_none_or(|(m, _)| name > m) {
                     c.max_name = Some((name, at));
                 }
-                c.edge_name.push(name);
+                c.edge_name.push(u64::from(name));
             }
             f if f == l.edge_to => {
                 if v % node_width != 0 || v >= nodes_len {
