@@ -198,7 +198,7 @@ impl<W: Write> Write for ParallelGzip<W> {
 
 /// Longest text searched per object: credentials sit in short strings, and a megabyte of a
 /// buffer is enough to find one that starts it.
-const MAX_TEXT: usize = 1 << 20;
+pub(crate) const MAX_TEXT: usize = 1 << 20;
 
 /// The credentials in the dump at `path`, at or above `min`, with what holds each.
 pub fn find_secrets(
@@ -207,6 +207,12 @@ pub fn find_secrets(
     settings: &ReadSettings,
     reporter: &dyn Reporter,
 ) -> Result<report::SecretsReport> {
+    let dump = open_dump(path, settings)?;
+    if crate::v8::is_snapshot_data(dump.data()) {
+        let h = crate::v8::read_dump(dump, path, reporter)?;
+        return Ok(crate::v8::secrets::secrets(&h, min, reporter));
+    }
+    drop(dump);
     let snap = crate::load_snapshot(path, settings, reporter)?;
     Ok(secrets_in(&snap, min, reporter))
 }
@@ -279,6 +285,17 @@ pub fn secrets_in(s: &Snapshot, min: Confidence, reporter: &dyn Reporter) -> rep
             }
         })
         .collect();
+    secrets_report(findings, min, below, searched)
+}
+
+/// The secrets report of `findings` (listed at or above `min`; `below` more under it), with
+/// their counts by kind, `searched` texts read.
+pub(crate) fn secrets_report(
+    findings: Vec<report::SecretFinding>,
+    min: Confidence,
+    below: u64,
+    searched: u64,
+) -> report::SecretsReport {
     let mut by_kind: Vec<report::KindCount> = Vec::new();
     for f in &findings {
         match by_kind.iter_mut().find(|k| k.kind == f.kind) {

@@ -286,7 +286,9 @@ impl V8Heap {
     /// Bytes this index takes in memory (the file's pages not counted).
     pub fn heap_bytes(&self) -> usize {
         self.node_type.capacity()
-            + self.node_name.heap_bytes() + self.node_id.heap_bytes() + self.node_size.heap_bytes()
+            + self.node_name.heap_bytes()
+            + self.node_id.heap_bytes()
+            + self.node_size.heap_bytes()
             + self.detachedness.as_ref().map_or(0, Vec::capacity)
             + 4 * self.trace_node.as_ref().map_or(0, Vec::capacity)
             + self.edges.heap_bytes()

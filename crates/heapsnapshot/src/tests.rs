@@ -139,7 +139,8 @@ proptest! {
 }
 
 /// [`small`] taken with allocation tracking on: the `Session` allocated by `store` (in
-/// script `Array`, line 4 column 2 from 0), called from `Map`; the tree's root frames nothing.
+/// script `Array`, starting at line 4 column 2), called from `Map`; the tree's root frames
+/// nothing.
 fn tracked() -> String {
     small()
         .replace(r#""trace_function_infos":[],"trace_tree":[]"#, r#""trace_function_infos":[1,1,2,7,0,0, 2,6,2,7,4,2],"trace_tree":[1,0,0,0,[2,0,3,120,[3,1,1,40,[]]]]"#)
@@ -153,7 +154,7 @@ fn a_tracked_snapshot_gives_each_node_its_allocating_stack() {
     let h = read(tracked().into_bytes(), &NoProgress).unwrap();
     assert!(h.has_allocation_sites());
     let stack: Vec<String> = h.allocation_stack(NodeIdx(3)).unwrap().iter().map(ToString::to_string).collect();
-    assert_eq!(stack, ["store (Array:5:3)", "Map (Array:1:1)"]);
+    assert_eq!(stack, ["store (Array:4:2)", "Map (Array:0:0)"]);
     assert_eq!(h.allocated_at_site(NodeIdx(3)), Some((1, 40)));
     assert_eq!(h.allocation_stack(NodeIdx(1)), None, "not tracked: trace node 0");
     // Without tracking, no sites and no error.

@@ -7,16 +7,18 @@ use rustc_hash::FxHashMap;
 
 use crate::Error;
 
-/// One frame of an allocating stack, as DevTools shows it.
+/// One frame of an allocating stack, as DevTools shows it: the function, and where it starts
+/// (not the line that allocates: the trace tree records functions).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
     /// The function's name (empty for an anonymous one).
     pub function: String,
     /// The script's name or URL.
     pub script: String,
-    /// Line in the script, from 1.
+    /// Line in the script where the function starts, from 1 (V8's serializer writes them
+    /// from 1; 0 when unknown).
     pub line: u32,
-    /// Column in the line, from 1.
+    /// Column in the line where the function starts, from 1.
     pub column: u32,
 }
 
@@ -177,8 +179,8 @@ impl Traces {
             out.push(Frame {
                 function: string(field(l.function_name)),
                 script: string(field(l.function_script)),
-                line: field(l.function_line).saturating_add(1),
-                column: field(l.function_column).saturating_add(1),
+                line: field(l.function_line),
+                column: field(l.function_column),
             });
             at = n.parent;
         }

@@ -27,6 +27,7 @@ use crate::exit::Exit;
   # what a redacted copy still holds, random-looking text included
   leakscope secrets shared.hprof --min-confidence low
   leakscope secrets app.hprof --json | jq '.findings[] | {kind, owner}'")]
+#[command(mut_arg("dump", |a| a.help("The heap dump (.hprof) or V8 heap snapshot (.heapsnapshot), or gzip of one")))]
 #[command(mut_arg("json", |a| a.help("Print one JSON document: {\"findings\":[{\"kind\",\"confidence\",\"object\",\"class\",\"encoding\",\"owner\":{\"id\",\"class\",\"field\"},\"path\",\"excerpt\"}],\"min_confidence\",\"below_min_confidence\",\"texts_searched\",\"by_kind\"}.")))]
 pub struct SecretsArgs {
     #[command(flatten)]
@@ -55,8 +56,15 @@ pub fn run(args: &SecretsArgs) -> anyhow::Result<Exit> {
         Level::Medium => redact::secrets::Confidence::Medium,
         Level::High => redact::secrets::Confidence::High,
     };
-    let (bar, snap) = args.one.snapshot()?;
-    let report = app::share::secrets_in(&snap, min, &bar);
+    let (bar, report) = if app::v8::is_snapshot(&args.one.dump) {
+        let bar = crate::progress::Bar::new(args.one.read.quiet);
+        let report = app::share::find_secrets(&args.one.dump, min, &args.one.read.settings(), &bar)?;
+        (bar, report)
+    } else {
+        let (bar, snap) = args.one.snapshot()?;
+        let report = app::share::secrets_in(&snap, min, &bar);
+        (bar, report)
+    };
     let read = bar.read_warnings();
     drop(bar);
     let found = !report.findings.is_empty();

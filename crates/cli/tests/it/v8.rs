@@ -265,6 +265,31 @@ print(json.dumps({"nodes": len(a), "same": len(a) == len(b), "function": len({x 
     assert!(std::fs::read(&again).unwrap() == bytes, "two copies under one key differ");
 }
 
+/// The service keeps each client's JSON Web Token in its session: `secrets` finds them all,
+/// in every string object the root reaches whose text holds one (as many as Python's json
+/// module counts), says what holds each, and fails the check; its redacted copy holds none.
+#[test]
+fn secrets_finds_the_tokens_a_node_service_keeps_and_its_redacted_copy_has_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(snap) = service_snapshot(dir.path()) else { return };
+    let out = leakscope(&["secrets", snap.to_str().unwrap(), "--json", "-q"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let jwts: Vec<&Value> = report["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "jwt").collect();
+    // Every token's header is the same JSON, {"alg":"HS256","typ":"JWT"}.
+    let header = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9";
+    let truth = oracle(&snap, &[format!("text:{header}")]);
+    assert!(jwts.len() as u64 >= REQUESTS, "{} tokens for {REQUESTS} sessions", jwts.len());
+    assert_eq!(jwts.len() as u64, truth["texts"][header].as_u64().unwrap(), "{:#?}", &jwts[..3]);
+    assert!(jwts.iter().all(|f| f["owner"].is_object() && f["path"].is_object()), "{:#?}", &jwts[..3]);
+    assert!(jwts.iter().all(|f| !f["excerpt"].as_str().unwrap().contains(&header[8..])), "excerpts are masked");
+    let copy = dir.path().join("copy.heapsnapshot");
+    let redacted = leakscope(&["redact", snap.to_str().unwrap(), "-o", copy.to_str().unwrap(), "-q"]);
+    assert!(redacted.status.success());
+    let after = leakscope(&["secrets", copy.to_str().unwrap(), "--json", "-q"]);
+    assert_eq!(after.status.code(), Some(0), "{}", String::from_utf8_lossy(&after.stdout));
+}
+
 #[test]
 fn a_gzipped_snapshot_reads_the_same_and_a_cut_one_says_where_it_ends() {
     let dir = tempfile::tempdir().unwrap();
@@ -307,7 +332,7 @@ fn commands_that_read_jvm_dumps_only_say_so_on_a_snapshot() {
 /// request handler's closure and the module's context, its element `Session`), the listeners
 /// on the module's `bus` EventEmitter, and the rendering closure's `pages` cache; with
 /// allocations tracked, where the Sessions were allocated. Oracles: the service's source
-/// (where each leak was planted, the line that allocates a Session) and, per snapshot, the
+/// (where each leak was planted, the handler that allocates a Session) and, per snapshot, the
 /// Sessions counted by Python's json module, which also reads the allocation sites from the
 /// snapshot's trace tree.
 #[test]
@@ -357,10 +382,13 @@ fn growth_over_a_node_services_snapshots_names_each_leak_by_the_variable_that_ho
     for (o, t) in ours.iter().zip(theirs) {
         assert_eq!([&o["live_bytes"], &o["frames"]], [&t[0], &t[1]], "{ours:#?}");
     }
+    // The trace tree records functions: the frame is the request handler that calls
+    // `new Session(...)`, where it starts in the source (1-based, as DevTools shows it).
     let source = std::fs::read_to_string(node_dir().join("leaky-service.js")).unwrap();
-    let line = source.lines().position(|l| l.contains("new Session(")).unwrap() + 1;
+    let (line, text) = source.lines().enumerate().find(|(_, l)| l.contains("http.createServer(")).unwrap();
+    let column = text.find("(req, res)").unwrap() + 1;
     let top = ours[0]["frames"][0].as_str().unwrap();
-    assert!(top.contains(&format!("leaky-service.js:{line}:")), "{top} is not line {line}");
+    assert!(top.ends_with(&format!("leaky-service.js:{}:{column})", line + 1)), "{top} is not the handler");
     assert_eq!(ours[0]["application_frame"], 0, "{ours:#?}");
 
     let listeners = findings

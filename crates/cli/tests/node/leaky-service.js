@@ -1,5 +1,5 @@
 // A small HTTP service on Node.js's own `http` module that leaks as services do: every
-// request leaves a Session in a module-level Map that nothing cleans, a listener on a
+// request leaves a Session (with the client's token) in a module-level Map that nothing cleans, a listener on a
 // long-lived EventEmitter whose closure holds the session, and a page in a closure's cache
 // keyed by the request's path. A client in the same process sends the requests; heap
 // snapshots are written by v8.writeHeapSnapshot() from a timer callback between batches of
@@ -13,6 +13,7 @@
 const http = require('http');
 const v8 = require('v8');
 const { EventEmitter } = require('events');
+const crypto = require('crypto');
 
 const out = process.argv[2];
 const requests = Number(process.argv[3] || 2000);
@@ -20,10 +21,11 @@ const snapshots = Number(process.argv[4] || 1);
 const steady = process.argv[5] === 'steady';
 
 class Session {
-  constructor(id, path, agent) {
+  constructor(id, path, agent, token) {
     this.id = id;
     this.path = path;
     this.agent = agent;
+    this.token = token;
     this.created = Date.now();
     this.history = [{ at: this.created, path }];
   }
@@ -48,7 +50,8 @@ const render = (() => {
 
 let served = 0;
 const server = http.createServer((req, res) => {
-  const session = new Session(served++, req.url, req.headers['user-agent'] || '');
+  const token = (req.headers.authorization || '').replace(/^Bearer /, '');
+  const session = new Session(served++, req.url, req.headers['user-agent'] || '', token);
   const key = 'session-' + session.id;
   sessions.set(key, session);
   const onConfig = function onConfig(c) {
@@ -62,10 +65,21 @@ const server = http.createServer((req, res) => {
   }
 });
 
-function get(port, path) {
+// The client signs in as a user of its own per request: a JSON Web Token (HS256), which the
+// service keeps in the session.
+const b64url = (x) => Buffer.from(x).toString('base64url');
+function jwt(user) {
+  const head = b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }));
+  const body = b64url(JSON.stringify({ sub: 'user-' + user, iat: 1795000000 + user }));
+  const sig = crypto.createHmac('sha256', 'leaky-secret').update(head + '.' + body).digest('base64url');
+  return head + '.' + body + '.' + sig;
+}
+
+function get(port, path, user) {
   return new Promise((resolve, reject) => {
+    const headers = { 'user-agent': 'leaky-client/1.0', authorization: 'Bearer ' + jwt(user) };
     http
-      .get({ port, path, agent: false, headers: { 'user-agent': 'leaky-client/1.0' } }, (res) => {
+      .get({ port, path, agent: false, headers }, (res) => {
         res.resume();
         res.on('end', resolve);
       })
@@ -90,7 +104,7 @@ server.listen(0, '127.0.0.1', async () => {
   const batch = Math.ceil(requests / snapshots);
   for (let s = 1; s <= snapshots; s++) {
     for (let i = 0; i < batch && served < requests; i++) {
-      await get(port, '/item/' + served);
+      await get(port, '/item/' + served, served);
     }
     await snapshot(snapshots === 1 ? out : out.replace(/(\.heapsnapshot)?$/, `-${s}$1`));
   }

@@ -5,18 +5,23 @@ longer reaches, following every edge but weak ones and shortcuts from other node
 root, once the node is taken out), and the retaining edges out of the given nodes with their
 labels as DevTools shows them (a name, or [index] for elements and hidden edges).
 
-    python3 snapshot_oracle.py SNAPSHOT [ID ...] [class:NAME ...]
+    python3 snapshot_oracle.py SNAPSHOT [ID ...] [class:NAME ...] [text:PART ...]
 
 prints {"histogram": {name: [instances, bytes]}, "retained": {id: bytes},
 "edges": {id: [[label, to_id], ...]}, "detached": {name: nodes V8 marks detached (2)},
 "sites": {NAME: [[live bytes, [frame, ...]], ...]}}: for each class:NAME, the allocation
 sites of its objects the root reaches (from trace_tree, innermost frame first, as
-"function (script:line:column)" from 1), most live bytes first.
+"function (script:line:column)" where the function starts, as V8 writes them), most live
+bytes first; "texts": {PART: string
+objects the root reaches whose text contains PART}.
 """
 import json
 import sys
 
 snap = json.load(open(sys.argv[1], encoding="utf-8"))
+classes = [a[len("class:") :] for a in sys.argv[2:] if a.startswith("class:")]
+ids_wanted = [a for a in sys.argv[2:] if not a.startswith(("class:", "text:"))]
+parts = [a[len("text:") :] for a in sys.argv[2:] if a.startswith("text:")]
 meta = snap["snapshot"]["meta"]
 nf, ef = meta["node_fields"], meta["edge_fields"]
 ntypes, etypes = meta["node_types"][0], meta["edge_types"][0]
@@ -71,7 +76,7 @@ def reached(without):
 everything = reached(-1)
 by_id = {nodes[i * NW + ID]: i for i in range(n)}
 retained = {}
-for wanted in [a for a in sys.argv[2:] if not a.startswith("class:")]:
+for wanted in ids_wanted:
     x = by_id[int(wanted, 0)]
     rest = reached(x)
     retained[wanted] = sum(nodes[i * NW + SIZE] for i in range(n) if everything[i] and not rest[i])
@@ -81,8 +86,6 @@ for i in range(n):
     if DETACHED is not None and nodes[i * NW + DETACHED] == 2:
         name = strings[nodes[i * NW + NAME]]
         detached[name] = detached.get(name, 0) + 1
-classes = [a[len("class:"):] for a in sys.argv[2:] if a.startswith("class:")]
-ids_wanted = [a for a in sys.argv[2:] if not a.startswith("class:")]
 sites = {}
 if classes and "trace_node_id" in nf:
     TN = nf.index("trace_node_id")
@@ -103,7 +106,7 @@ if classes and "trace_node_id" in nf:
         while parent_of.get(t, 0) != 0:
             f = dict(zip(ff, infos[function_of[t] * FW : (function_of[t] + 1) * FW]))
             name = strings[f["name"]] or "(anonymous)"
-            out.append("%s (%s:%d:%d)" % (name, strings[f["script_name"]], f["line"] + 1, f["column"] + 1))
+            out.append("%s (%s:%d:%d)" % (name, strings[f["script_name"]], f["line"], f["column"]))
             t = parent_of[t]
         return out
 
@@ -118,4 +121,13 @@ if classes and "trace_node_id" in nf:
 out_edges = {
     wanted: [[label, nodes[to * NW + ID]] for label, to in labelled[by_id[int(wanted, 0)]]] for wanted in ids_wanted
 }
-print(json.dumps({"histogram": histogram, "retained": retained, "edges": out_edges, "detached": detached, "sites": sites}))
+STRING_TYPES = ("string", "concatenated string", "sliced string")
+texts = {
+    part: sum(
+        1
+        for i in range(n)
+        if everything[i] and ntypes[nodes[i * NW + T]] in STRING_TYPES and part in strings[nodes[i * NW + NAME]]
+    )
+    for part in parts
+}
+print(json.dumps({"histogram": histogram, "retained": retained, "edges": out_edges, "detached": detached, "sites": sites, "texts": texts}))
