@@ -59,13 +59,6 @@ pub fn redact_file(
     partial.persist(output).map_err(io)?;
     reporter.warnings(&warnings);
     Ok(report::RedactReport {
-        input: input.display().to_string(),
-        output: output.display().to_string(),
-        mode: match opts.mode {
-            redact::Mode::Mask(_) => "mask".into(),
-            redact::Mode::Zero => "zero".into(),
-        },
-        gzip,
         arrays: summary.arrays,
         array_bytes: summary.array_bytes,
         kept_arrays: summary.kept_arrays,
@@ -75,8 +68,31 @@ pub fn redact_file(
         pseudonyms: summary.pseudonyms.len() as u64,
         names_map: names_map.map(|p| p.display().to_string()),
         bytes: summary.bytes,
-        v8: false,
+        ..redact_report(input, output, opts, gzip)
     })
+}
+
+/// A redaction's report as far as its inputs tell: what was read and written, and how.
+fn redact_report(input: &Path, output: &Path, opts: &redact::Options, gzip: bool) -> report::RedactReport {
+    report::RedactReport {
+        input: input.display().to_string(),
+        output: output.display().to_string(),
+        mode: match opts.mode {
+            redact::Mode::Mask(_) => "mask".into(),
+            redact::Mode::Zero => "zero".into(),
+        },
+        gzip,
+        arrays: 0,
+        array_bytes: 0,
+        kept_arrays: 0,
+        string_hashes: 0,
+        fields: 0,
+        symbols_dropped: 0,
+        pseudonyms: 0,
+        names_map: None,
+        bytes: 0,
+        v8: false,
+    }
 }
 
 /// [`redact_file`] of a V8 snapshot: its value strings masked (see [`crate::v8::redact`]).
@@ -112,23 +128,11 @@ fn redact_snapshot(
     };
     partial.persist(output).map_err(io)?;
     Ok(report::RedactReport {
-        input: input.display().to_string(),
-        output: output.display().to_string(),
-        mode: match opts.mode {
-            redact::Mode::Mask(_) => "mask".into(),
-            redact::Mode::Zero => "zero".into(),
-        },
-        gzip,
         arrays: done.strings,
         array_bytes: done.bytes,
-        kept_arrays: 0,
-        string_hashes: 0,
-        fields: 0,
-        symbols_dropped: 0,
-        pseudonyms: 0,
-        names_map: None,
         bytes: done.written,
         v8: true,
+        ..redact_report(input, output, opts, gzip)
     })
 }
 
@@ -196,10 +200,6 @@ impl<W: Write> Write for ParallelGzip<W> {
     }
 }
 
-/// Longest text searched per object: credentials sit in short strings, and a megabyte of a
-/// buffer is enough to find one that starts it.
-pub(crate) const MAX_TEXT: usize = 1 << 20;
-
 /// The credentials in the dump at `path`, at or above `min`, with what holds each.
 pub fn find_secrets(
     path: &Path,
@@ -238,7 +238,7 @@ pub fn secrets_in(s: &Snapshot, min: Confidence, reporter: &dyn Reporter) -> rep
             let o = ObjIdx(i);
             let text = if is_string(o) {
                 count();
-                s.string_value(o, MAX_TEXT)
+                s.string_value(o, secrets::MAX_TEXT)
                     .map(|t| (if t.chars().all(|c| (c as u32) < 256) { "latin-1" } else { "utf-16" }, t))
             } else if string_arrays.binary_search(&o).is_err() {
                 match s.primitive_array(o) {
@@ -285,31 +285,7 @@ pub fn secrets_in(s: &Snapshot, min: Confidence, reporter: &dyn Reporter) -> rep
             }
         })
         .collect();
-    secrets_report(findings, min, below, searched)
-}
-
-/// The secrets report of `findings` (listed at or above `min`; `below` more under it), with
-/// their counts by kind, `searched` texts read.
-pub(crate) fn secrets_report(
-    findings: Vec<report::SecretFinding>,
-    min: Confidence,
-    below: u64,
-    searched: u64,
-) -> report::SecretsReport {
-    let mut by_kind: Vec<report::KindCount> = Vec::new();
-    for f in &findings {
-        match by_kind.iter_mut().find(|k| k.kind == f.kind) {
-            Some(k) => k.count += 1,
-            None => by_kind.push(report::KindCount { kind: f.kind.clone(), count: 1 }),
-        }
-    }
-    report::SecretsReport {
-        findings,
-        min_confidence: min.name().into(),
-        below_min_confidence: below,
-        texts_searched: searched,
-        by_kind,
-    }
+    report::SecretsReport::new(findings, min.name(), below, searched)
 }
 
 fn is_text_array(elem: BasicType) -> bool {
@@ -323,11 +299,11 @@ fn array_text(elem: BasicType, data: &[u8]) -> Option<(&'static str, String)> {
     }
     match elem {
         BasicType::Char => {
-            let data = &data[..data.len().min(2 * MAX_TEXT)];
+            let data = &data[..data.len().min(2 * secrets::MAX_TEXT)];
             Some(("utf-16", heap::decode_text(heap::TextEncoding::Utf16Be, data, usize::MAX)))
         }
         BasicType::Byte => {
-            let data = &data[..data.len().min(MAX_TEXT)];
+            let data = &data[..data.len().min(secrets::MAX_TEXT)];
             match std::str::from_utf8(data) {
                 Ok(t) => Some(("utf-8", t.to_string())),
                 Err(_) => Some(("latin-1", heap::decode_text(heap::TextEncoding::Latin1, data, usize::MAX))),

@@ -55,6 +55,27 @@ pub struct SecretsReport {
     pub by_kind: Vec<KindCount>,
 }
 
+impl SecretsReport {
+    /// The report of `findings` (those at or above `min_confidence`; `below` more under it),
+    /// with their counts by kind, in the order they first appear; `searched` texts read.
+    pub fn new(findings: Vec<SecretFinding>, min_confidence: &str, below: u64, searched: u64) -> SecretsReport {
+        let mut by_kind: Vec<KindCount> = Vec::new();
+        for f in &findings {
+            match by_kind.iter_mut().find(|k| k.kind == f.kind) {
+                Some(k) => k.count += 1,
+                None => by_kind.push(KindCount { kind: f.kind.clone(), count: 1 }),
+            }
+        }
+        SecretsReport {
+            findings,
+            min_confidence: min_confidence.to_owned(),
+            below_min_confidence: below,
+            texts_searched: searched,
+            by_kind,
+        }
+    }
+}
+
 /// How many findings of one kind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KindCount {

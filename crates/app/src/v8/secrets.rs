@@ -7,7 +7,6 @@ use rustc_hash::FxHashMap;
 
 use super::paths::entry;
 use super::summary::{Names, Trace};
-use crate::share::{secrets_report, MAX_TEXT};
 use crate::Reporter;
 
 /// The credentials in `h`'s strings the root reaches, at or above `min`: each text searched
@@ -26,8 +25,8 @@ pub fn secrets(h: &V8Heap, min: Confidence, reporter: &dyn Reporter) -> report::
     for (&text, objects) in &by_text {
         reporter.advance(1);
         let mut t = h.string(text);
-        if t.len() > MAX_TEXT {
-            let mut end = MAX_TEXT;
+        if t.len() > secrets::MAX_TEXT {
+            let mut end = secrets::MAX_TEXT;
             while !t.is_char_boundary(end) {
                 end -= 1;
             }
@@ -67,5 +66,5 @@ pub fn secrets(h: &V8Heap, min: Confidence, reporter: &dyn Reporter) -> report::
             }
         })
         .collect();
-    secrets_report(findings, min, below, by_text.len() as u64)
+    report::SecretsReport::new(findings, min.name(), below, by_text.len() as u64)
 }

@@ -130,6 +130,10 @@ impl Hit {
 /// Texts shorter than this hold no credential worth reporting.
 pub const MIN_TEXT: usize = 12;
 
+/// Longest text searched per object: credentials sit in short strings, and a megabyte of a
+/// buffer is enough to find one that starts it.
+pub const MAX_TEXT: usize = 1 << 20;
+
 /// Every credential in `text`, in order of position; overlapping weaker findings (a random
 /// run inside a JWT) are dropped.
 pub fn find(text: &str) -> Vec<Hit> {
