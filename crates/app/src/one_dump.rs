@@ -107,6 +107,8 @@ pub fn info(
         warnings: c.warnings.items().iter().map(|w| w.to_string()).collect(),
         dumps,
         heaps: analysis::heaps(c),
+        detached_dom_nodes: None,
+        allocation_sites: None,
     };
     Ok((info, c.warnings.clone()))
 }

@@ -143,6 +143,12 @@ impl V8Heap {
         self.traces.as_ref()?.allocated(self.trace_node(n).filter(|&t| t != 0)?)
     }
 
+    /// True when the snapshot says which nodes are detached from the DOM (a `detachedness`
+    /// field: Chrome's and recent Node.js's).
+    pub fn has_detachedness(&self) -> bool {
+        self.detachedness.is_some()
+    }
+
     /// True when the snapshot records allocation sites.
     pub fn has_allocation_sites(&self) -> bool {
         self.traces.is_some()

@@ -57,6 +57,24 @@ impl crate::Text for DumpInfo {
         if !self.is_v8() {
             let _ = writeln!(o, "threads     {}", self.threads);
         }
+        if let Some(d) = self.detached_dom_nodes {
+            let _ = writeln!(
+                o,
+                "detached    {} DOM nodes the root still reaches (leakscope suspects groups them)",
+                thousands(d)
+            );
+        }
+        if let Some(sites) = self.allocation_sites {
+            let _ = writeln!(
+                o,
+                "allocations {}",
+                if sites {
+                    "tracked: growth says where objects were allocated"
+                } else {
+                    "not tracked (node --track-heap-objects, or DevTools' allocation instrumentation, records them)"
+                }
+            );
+        }
         let _ = writeln!(
             o,
             "snapshot    {} in memory, {:.1} bytes per object",

@@ -70,6 +70,14 @@ pub struct DumpInfo {
     /// Android: the heaps (app, zygote, image) and what each holds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub heaps: Vec<crate::HeapEntry>,
+    /// V8 snapshots with `detachedness` (Chrome's): DOM nodes V8 marks detached that the root
+    /// still reaches, the detached DOM `suspects` groups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detached_dom_nodes: Option<u64>,
+    /// V8 snapshots: whether allocations were tracked, so that `growth` can say where objects
+    /// were allocated (`node --track-heap-objects`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_sites: Option<bool>,
 }
 
 /// [`DumpInfo::format`] of a V8 heap snapshot.

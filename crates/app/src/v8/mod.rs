@@ -261,5 +261,9 @@ pub fn info(h: &V8Heap, path: &Path) -> report::DumpInfo {
         warnings: Vec::new(),
         dumps: Vec::new(),
         heaps: Vec::new(),
+        detached_dom_nodes: h.has_detachedness().then(|| {
+            h.nodes().filter(|&n| seen.contains(n.index()) && suspects::is_detached_dom_node(h, n)).count() as u64
+        }),
+        allocation_sites: Some(h.has_allocation_sites()),
     }
 }

@@ -45,7 +45,7 @@ pub fn suspects(h: &V8Heap, threshold: f64, progress: &dyn graph::Progress) -> r
 /// Detached DOM trees grouped by their class and place: the top of each tree (a detached node
 /// whose holder is not detached) stands for the detached nodes below it on their paths.
 fn detached(h: &V8Heap, r: &Retention, trace: &Trace) -> Vec<report::Suspect> {
-    let is_detached = |n: NodeIdx| h.detachedness(n) == Some(DETACHED) && trace.is_live(n) && is_dom_node(h, n);
+    let is_detached = |n: NodeIdx| trace.is_live(n) && is_detached_dom_node(h, n);
     // Per top, its group; per group the tops, and the detached nodes by class.
     let mut group_of_top: FxHashMap<NodeIdx, usize> = FxHashMap::default();
     let mut groups: Vec<Group> = Vec::new();
@@ -130,6 +130,11 @@ fn one_object(
         contents: Vec::new(),
         instances,
     }
+}
+
+/// Whether `n` is a DOM node V8 marks detached: no document holds it.
+pub(super) fn is_detached_dom_node(h: &V8Heap, n: NodeIdx) -> bool {
+    h.detachedness(n) == Some(DETACHED) && is_dom_node(h, n)
 }
 
 /// Whether `n` is a DOM node as Blink names them (`<li class="row">`, `Text`, `HTMLDivElement`):
