@@ -100,8 +100,9 @@ pub fn read_series(req: SeriesRequest<'_>, reporter: &dyn Reporter) -> Result<Se
         let kind = inputs::kind(path)?;
         if i + 1 == n && crate::v8::is_snapshot(path) {
             let h = crate::v8::load(path, req.settings, reporter)?;
-            *v8_sites.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = crate::v8::allocation_sites(&h);
-            return Ok((crate::v8::summarize(&h, &path.display().to_string()), None));
+            let (summary, sites) = crate::v8::summarize_with_sites(&h, &path.display().to_string());
+            *v8_sites.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = sites;
+            return Ok((summary, None));
         }
         if i + 1 == n && req.keep_last && kind == InputKind::Dump {
             let (summary, kept) = inputs::summarize_dump(path, req.settings, reporter, true)?;

@@ -19,7 +19,7 @@ mod suspects;
 pub use paths::paths;
 use retention::by_id;
 pub use retention::Retention;
-pub use summary::{allocation_sites, summarize, AllocationSites};
+pub use summary::{summarize, summarize_with_sites, AllocationSites};
 pub use suspects::suspects;
 
 /// The first bytes of a file that tell a heap snapshot from an HPROF dump.

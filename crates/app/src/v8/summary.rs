@@ -129,6 +129,18 @@ impl Trace {
 
 /// The summary of `h`, named `source` in reports.
 pub fn summarize(h: &V8Heap, source: &str) -> growth::HeapSummary {
+    summarize_traced(h, source).0
+}
+
+/// The summary of `h` and where its live objects were allocated, from one search of the
+/// heap: what a series asks of its last snapshot.
+pub fn summarize_with_sites(h: &V8Heap, source: &str) -> (growth::HeapSummary, AllocationSites) {
+    let (summary, trace, mut names) = summarize_traced(h, source);
+    (summary, allocation_sites(h, &trace, &mut names))
+}
+
+/// The summary of `h`, with the search it was made from and the names it decoded.
+fn summarize_traced<'a>(h: &'a V8Heap, source: &str) -> (growth::HeapSummary, Trace, Names<'a>) {
     let mut names = Names::new(h);
     let mut classes: FxHashMap<ClassKey, (u64, u64)> = FxHashMap::default();
     let mut edges: FxHashMap<(ClassKey, ClassKey), (u64, u64)> = FxHashMap::default();
@@ -181,7 +193,7 @@ pub fn summarize(h: &V8Heap, source: &str) -> growth::HeapSummary {
         })
         .collect();
     edges.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| (&a.from, &a.to).cmp(&(&b.from, &b.to))));
-    growth::HeapSummary {
+    let summary = growth::HeapSummary {
         schema_version: report::SCHEMA_VERSION,
         source: source.to_owned(),
         total_bytes: total.1,
@@ -192,7 +204,8 @@ pub fn summarize(h: &V8Heap, source: &str) -> growth::HeapSummary {
         unreachable_instances: unreachable.0,
         unreachable_bytes: unreachable.1,
         ..Default::default()
-    }
+    };
+    (summary, trace, names)
 }
 
 /// Whether `n` is a category of GC roots whose paths are taken last: the stack's frames
@@ -282,14 +295,13 @@ pub struct AllocationSites {
     pub unrecorded: FxHashMap<String, (u64, u64)>,
 }
 
-/// The [`AllocationSites`] of `h` (empty when it was taken without allocation tracking).
-pub fn allocation_sites(h: &V8Heap) -> AllocationSites {
+/// The [`AllocationSites`] of `h`, live as `trace` says (empty when it was taken without
+/// allocation tracking).
+fn allocation_sites(h: &V8Heap, trace: &Trace, names: &mut Names<'_>) -> AllocationSites {
     let mut out = AllocationSites::default();
     if !h.has_allocation_sites() {
         return out;
     }
-    let mut names = Names::new(h);
-    let trace = Trace::new(h, &mut names, false, |_, _| {});
     let mut live: FxHashMap<(ClassKey, u32), (u64, NodeIdx)> = FxHashMap::default();
     let mut counts: FxHashMap<ClassKey, (u64, u64)> = FxHashMap::default();
     for n in h.nodes().filter(|&n| trace.is_live(n)) {
