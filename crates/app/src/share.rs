@@ -35,15 +35,8 @@ pub fn redact_file(
     }
     let partial = crate::partial::Partial::beside(output, "redact").map_err(io)?;
     let (summary, warnings) = {
-        let file = std::io::BufWriter::with_capacity(1 << 20, partial.as_file());
-        let result = if gzip {
-            let mut gz = ParallelGzip::new(file);
-            let r = redact::redact(&dump, &mut gz, opts, reporter);
-            r.and_then(|r| gz.finish().map(|_| r).map_err(redact::Error::Write))
-        } else {
-            let mut file = file;
-            redact::redact(&dump, &mut file, opts, reporter)
-        };
+        let result =
+            write_copy(partial.as_file(), gzip, |out| redact::redact(&dump, out, opts, reporter), redact::Error::Write);
         result.map_err(|e| match e {
             redact::Error::Heap(source) => Error::Dump { path: input.to_owned(), source },
             redact::Error::Write(source) => io(source),
@@ -113,19 +106,8 @@ fn redact_snapshot(
     let h = crate::v8::read_dump(dump, input, reporter)?;
     let io = |source| Error::Write { path: output.to_owned(), source };
     let partial = crate::partial::Partial::beside(output, "redact").map_err(io)?;
-    let done = {
-        let mut file = std::io::BufWriter::with_capacity(1 << 20, partial.as_file());
-        if gzip {
-            let mut gz = ParallelGzip::new(file);
-            let done = crate::v8::redact::redact(&h, &mut gz, &opts.mode).map_err(io)?;
-            gz.finish().map_err(io)?;
-            done
-        } else {
-            let done = crate::v8::redact::redact(&h, &mut file, &opts.mode).map_err(io)?;
-            file.flush().map_err(io)?;
-            done
-        }
-    };
+    let done =
+        write_copy(partial.as_file(), gzip, |out| crate::v8::redact::redact(&h, out, &opts.mode), |e| e).map_err(io)?;
     partial.persist(output).map_err(io)?;
     Ok(report::RedactReport {
         arrays: done.strings,
@@ -134,6 +116,28 @@ fn redact_snapshot(
         v8: true,
         ..redact_report(input, output, opts, gzip)
     })
+}
+
+/// Writes a copy into `file` with `write`, gzip-compressed when `gzip`, buffered and flushed
+/// whole; `io` turns a failed write of the buffer or of the compressed members into `write`'s
+/// error.
+fn write_copy<T, E>(
+    file: &std::fs::File,
+    gzip: bool,
+    write: impl FnOnce(&mut dyn Write) -> std::result::Result<T, E>,
+    io: impl Fn(std::io::Error) -> E,
+) -> std::result::Result<T, E> {
+    let mut file = std::io::BufWriter::with_capacity(1 << 20, file);
+    if gzip {
+        let mut gz = ParallelGzip::new(file);
+        let done = write(&mut gz)?;
+        gz.finish().map_err(io)?;
+        Ok(done)
+    } else {
+        let done = write(&mut file)?;
+        file.flush().map_err(io)?;
+        Ok(done)
+    }
 }
 
 /// Bytes per gzip member: HotSpot's `-gz` writes members of 1 MiB too, and leakscope's reader
