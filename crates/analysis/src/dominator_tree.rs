@@ -92,9 +92,8 @@ pub fn dominator_report(
         let more = r.live_count().saturating_sub((offset + shown.len()) as u64);
         (shown, more)
     } else {
-        let all = r.children(parent);
-        let total = all.len();
-        let shown: Vec<ObjIdx> = all.into_iter().skip(offset).take(limit).collect();
+        let (biggest, total) = r.biggest_children(parent, offset.saturating_add(limit));
+        let shown: Vec<ObjIdx> = biggest.into_iter().skip(offset).collect();
         let more = total.saturating_sub(offset + shown.len()) as u64;
         (shown, more)
     };

@@ -16,9 +16,13 @@
 //!   so one array holds both the labels and the semidominators; a node's final
 //!   semidominator is kept in the first slot of its predecessor group, which it no longer
 //!   reads (a node without a group has its parent as semidominator and immediate dominator).
-//! - The peak is three indices per node (parent, forest link, label) plus one per non-tree
-//!   edge: 12 bytes per node and 4 per such edge while the graph has fewer than 2^32 - 2
-//!   nodes, twice that beyond.
+//! - The DFS parents are read from their file, in sequence, while the forest is built, and
+//!   become the array the immediate dominators are found in only once the forest is gone. The
+//!   peak is two indices per node (forest link, label) plus one per non-tree edge: 8 bytes
+//!   per node and 4 per such edge while the graph has fewer than 2^32 - 2 nodes, twice that
+//!   beyond.
+//! - No phase after it holds three arrays of a value per node at once: the preorder, read in
+//!   sequence, leaves memory behind the reader ([`Ints::release_range`]).
 //!
 //! Nothing recurses: heap graphs have reference chains millions deep. The depth-first search
 //! keeps an explicit stack; path compression collects its path on a stack and applies it
@@ -86,11 +90,12 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
     g.release();
     let reached = vertex.len();
     let (mut extra, first, grouped) = group_nontree::<I>(n, reached, &mut vertex, nontree, &place, progress);
-    // Read in sequence, down and then up, but for the walks of the last pass.
-    let mut parent: Column<I> = Column::zeros(reached + 1, &place);
-    let mut parents = parents;
-    parents.for_each(|i, p| parent[i + 1] = p);
-    drop(parents);
+    // The loop below reads each vertex's DFS parent once, downwards; the nearest-common-ancestor
+    // pass after it, at random. So the parents stay in their file through the loop, its pages
+    // released behind the loop, and become a column only once the forest is gone: as a column
+    // beside the forest they took 129 of the 507 MiB this phase peaked at on an H2 dump's
+    // 33.9 M objects. Entry `i` is the parent of vertex `i + 1`.
+    let parents = parents.into_ints(I::MAX, &place);
 
     progress.start("dominators", reached as u64);
     // forest[v] = [ancestor, best]: v's link in the forest, and the smallest semidominator on
@@ -120,7 +125,8 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
         for w in (2..=reached).rev() {
             // Invariant: every vertex numbered above w is linked to its DFS parent. The parent
             // is a predecessor below w, so unlinked: its value is itself.
-            let mut s = parent[w];
+            let p = I::of(parents.get(w - 1) as usize);
+            let mut s = p;
             if grouped.contains(w) {
                 let start = group_start(&first, end);
                 // The group's sources ascend. A source below w is not linked yet, so it is its
@@ -141,12 +147,16 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
                 extra[start] = s;
                 end = start;
             }
-            forest[w] = [parent[w], s];
+            forest[w] = [p, s];
             if w.is_multiple_of(256) {
                 at_w.store(w, std::sync::atomic::Ordering::Relaxed);
             }
             if w.is_multiple_of(4096) {
                 progress.advance(4096);
+            }
+            // Whole pages: a window that starts on a page releases every page it covers.
+            if (w - 1).is_multiple_of(RELEASE_EVERY) {
+                parents.release_range(w - 1..w - 1 + RELEASE_EVERY);
             }
         }
         done.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -154,7 +164,14 @@ fn compute<I: Idx>(g: &impl Graph, root: usize, progress: &dyn crate::Progress) 
     drop((forest, stack));
 
     // idom by nearest common ancestor: walk up the DFS tree until at or above semi(w).
-    let mut idom = parent;
+    let mut idom: Column<I> = Column::zeros(reached + 1, &place);
+    for (i, p) in parents.iter().enumerate() {
+        idom[i + 1] = I::of(p as usize);
+        if i.is_multiple_of(RELEASE_EVERY) {
+            parents.release_range(i.saturating_sub(RELEASE_EVERY)..i);
+        }
+    }
+    drop(parents);
     let mut at = 0;
     for w in 1..=reached {
         if !grouped.contains(w) {
@@ -455,18 +472,40 @@ fn finish<I: Idx>(root: usize, n: usize, vertex: Spill<I>, idom_pre: Column<I>, 
     // numbers under 104 MiB and took 30–163 s, where 94 MiB (in preorder) took 0.6 s: the
     // program and the arrays the tree keeps in memory share the limit.
     let spread = place.files && (place.limit == 0 || (3 * I::BYTES + 2) as u64 * n as u64 > place.limit / 2);
-    let idom = scatter(n, n as u64, place, if spread { SCATTER_RANGE } else { 0 }, |set| {
+    if spread {
+        let idom = scatter(n, n as u64, place, SCATTER_RANGE, |set| {
+            for (i, node) in order.iter().enumerate() {
+                let at = if i == 0 { 0 } else { idom_pre[i + 1].get() - 1 };
+                set(node as usize, order.get(at) + 1);
+            }
+        });
+        let idom_pre = idom_pre.into_ints();
+        idom_pre.release();
+        return Dominators { root, idom, order, idom_pre: Some(idom_pre) };
+    }
+    // Else in two passes, so that no three arrays of a value per node are resident at once:
+    // each dominator's preorder number becomes its node (plus one) in place, `order` read at
+    // random; then `order` is read in sequence, its pages released behind, while `idom` is
+    // set at random. In one pass the three were 387 MiB of an H2 dump's 33.9 M objects.
+    let mut up = idom_pre;
+    for i in 2..=order.len() {
+        up[i] = I::of(order.get(up[i].get() - 1) as usize + 1);
+    }
+    order.release();
+    let idom = scatter(n, n as u64, place, 0, |set| {
         for (i, node) in order.iter().enumerate() {
-            let at = if i == 0 { 0 } else { idom_pre[i + 1].get() - 1 };
-            set(node as usize, order.get(at) + 1);
+            set(node as usize, if i == 0 { node + 1 } else { up[i + 1].get() as u64 });
+            if i.is_multiple_of(RELEASE_EVERY) {
+                order.release_range(i.saturating_sub(RELEASE_EVERY)..i);
+            }
         }
     });
-    let idom_pre = spread.then(|| idom_pre.into_ints());
-    if let Some(a) = &idom_pre {
-        a.release();
-    }
-    Dominators { root, idom, order, idom_pre }
+    order.release();
+    Dominators { root, idom, order, idom_pre: None }
 }
+
+/// Values read in sequence from a file-backed array between releases of the pages behind.
+const RELEASE_EVERY: usize = 1 << 16;
 
 impl Dominators {
     /// The root the tree was computed from.
@@ -537,43 +576,64 @@ impl Dominators {
 
     /// [`Self::subtree_sums`], the sums placed as `place` says.
     pub fn subtree_sums_placed(&self, weight: impl Fn(usize) -> u64, place: &Placement) -> Ints {
-        if let Some(idom_pre) = &self.idom_pre {
-            return self.subtree_sums_in_preorder(idom_pre, weight, place);
+        self.sum_subtrees(self.own_weights(weight, place), place)
+    }
+
+    /// Every reached node's `weight` (0 for the others), read in node order, as narrow as
+    /// their total allows: the first half of [`Self::subtree_sums_placed`], for a caller that
+    /// releases what the weights came from before the sums run ([`Self::sum_subtrees`]).
+    pub fn own_weights(&self, weight: impl Fn(usize) -> u64, place: &Placement) -> Ints {
+        let n = self.idom.len();
+        let total: u64 = (0..n).filter(|&v| self.idom.get(v) != 0).map(&weight).sum();
+        let mut own = Ints::zeros_placed(n, total, place.files, place.dir.as_deref());
+        for v in (0..n).filter(|&v| self.idom.get(v) != 0) {
+            own.set(v, weight(v));
         }
-        let total: u64 = self.preorder().map(&weight).sum();
-        let mut sum = Ints::zeros_placed(self.idom.len(), total, place.files, place.dir.as_deref());
+        own
+    }
+
+    /// Sums the weights `own` ([`Self::own_weights`]) over every dominator subtree.
+    pub fn sum_subtrees(&self, own: Ints, place: &Placement) -> Ints {
+        if let Some(idom_pre) = &self.idom_pre {
+            return self.subtree_sums_in_preorder(idom_pre, own, place);
+        }
+        let mut sum = own;
         // An immediate dominator is a proper DFS ancestor, so it comes earlier in preorder:
-        // in reverse preorder every subtree is complete before its dominator reads it.
+        // in reverse preorder every subtree is complete before its dominator reads it. `order`
+        // is read once, in sequence, and its pages released behind: resident beside `idom`
+        // and the sums, it was a third value per node at the peak.
         for i in (0..self.order.len()).rev() {
             let v = self.order.get(i) as usize;
-            let s = sum.get(v) + weight(v);
-            sum.set(v, s);
             if let Some(d) = self.immediate_dominator(v) {
-                sum.set(d, sum.get(d) + s);
+                sum.set(d, sum.get(d) + sum.get(v));
+            }
+            if i.is_multiple_of(RELEASE_EVERY) {
+                self.order.release_range(i..i + RELEASE_EVERY);
             }
         }
+        self.order.release();
         sum
     }
 
-    /// [`Self::subtree_sums_placed`] out of core: summed by preorder position, which reads
-    /// `order` and `idom_pre` in sequence and the sums near each other (a dominator is an
-    /// ancestor, often the parent), then moved to node numbering in ranges ([`scatter`]).
-    fn subtree_sums_in_preorder(&self, idom_pre: &Ints, weight: impl Fn(usize) -> u64, place: &Placement) -> Ints {
+    /// [`Self::sum_subtrees`] out of core: summed by preorder position, which reads `order`
+    /// and `idom_pre` in sequence and the sums near each other (a dominator is an ancestor,
+    /// often the parent), then moved to node numbering in ranges ([`scatter`]).
+    fn subtree_sums_in_preorder(&self, idom_pre: &Ints, own: Ints, place: &Placement) -> Ints {
         let reached = self.order.len();
-        // As narrow as the total of every node's weight allows (a pass in node order: 4 bytes
-        // for a heap under 4 GiB, not 8), and read one page per fault when it does not fit, as
-        // the sums are added up at random.
-        let bound: u64 = (0..self.idom.len()).map(&weight).sum();
+        // As wide as the weights' total needs (4 bytes for a heap under 4 GiB, not 8), and
+        // read one page per fault when it does not fit, as the sums are added up at random.
+        let bound: u64 = own.iter().sum();
         let mut sum = Ints::zeros_placed(reached, bound, place.files, place.dir.as_deref());
         if place.reads_at_random(reached * sum.width()) {
             sum.advise_random();
         }
         let mut total = 0;
         for (i, node) in self.order.iter().enumerate() {
-            let w = weight(node as usize);
+            let w = own.get(node as usize);
             sum.set(i, w);
             total += w;
         }
+        drop(own);
         for i in (1..reached).rev() {
             let at = idom_pre.get(i + 1) as usize - 1;
             sum.set(at, sum.get(at) + sum.get(i));
