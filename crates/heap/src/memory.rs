@@ -14,12 +14,13 @@ use hprof::{Header, Records, SubRecord, SubRecords};
 use rustc_hash::FxHashMap;
 
 /// Peak bytes per object and per reference of the full retention index in memory, and its
-/// fixed part: fitted to stay above the peaks measured on four dumps of real programs (H2
-/// 35.0 M objects and 50.7 M references, 578 MB; Tomcat 29.9 M and 44.1 M, 478 MB; javac 6.3 M
-/// and 23.1 M, 235 MB; a small Tomcat 2.7 M and 4.0 M, 95 MB). Counting objects alone (19
-/// bytes each) put javac's index, 3.7 references an object, in memory under a limit it needed
-/// 30% more than: it thrashed for minutes.
-const IN_MEMORY: Cost = Cost { fixed: 64 << 20, per_object: 6.0, per_reference: 6.5 };
+/// fixed part: fitted to stay 8% above the peaks measured on four dumps of real programs (H2
+/// 35.7 M objects and 47.7 M references, 409 MB; Tomcat 30.0 M and 45.1 M, 359 MB; javac 6.3 M
+/// and 23.5 M, 203 MB; a small Tomcat 2.8 M and 4.2 M, 88 MB). Counting objects alone put
+/// javac's index, 3.7 references an object, in memory under a limit it needed 30% more than:
+/// it thrashed for minutes. Refitted when the index got leaner (it was 6.0 and 6.5 bytes):
+/// a limit between the two would have gone out of core, at twice the time, for nothing.
+const IN_MEMORY: Cost = Cost { fixed: 64 << 20, per_object: 3.0, per_reference: 5.7 };
 
 /// The least the index needs out of core: the program, and what its phases read at random
 /// (the packed references, the address lookup, the search's bits), set from the limits under
