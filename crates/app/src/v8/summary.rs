@@ -70,53 +70,65 @@ impl Trace {
             tree: PathTree::default(),
             volumes: Vec::new(),
         };
-        let mut queue: Vec<NodeIdx> = Vec::with_capacity(n.min(1 << 20));
+        // Breadth first, a level at a time, each level in the order of its nodes' places
+        // (a hash of the names along each place's path, the same in every snapshot): the
+        // first node of a level to reach an object gives it its place, and a module's
+        // functions all reach the module's context at one depth. In the order the edges came,
+        // one snapshot's search took one function there and the next another, and the Map
+        // under the context moved between places from heap to heap.
+        let mut hashes: Vec<u64> = Vec::new();
+        let place_hash = |hashes: &[u64], p: u32| if p == ROOT { 0 } else { hashes[p as usize] };
         // V8's synthetic root has no place of its own: what it holds starts the paths.
         t.place[0] = ROOT;
-        queue.push(NodeIdx(0));
-        let mut head = 0;
+        let (mut level, mut next) = (vec![NodeIdx(0)], Vec::new());
         let (mut later, mut deferring) = (Vec::new(), true);
         loop {
-            if head == queue.len() {
+            if level.is_empty() {
                 if !deferring {
                     break;
                 }
                 deferring = false;
-                queue.append(&mut later);
+                level = std::mem::take(&mut later);
                 continue;
             }
-            let from = queue[head];
-            head += 1;
-            if deferring && is_transient_root(h, from) {
-                later.push(from);
-                continue;
-            }
-            let dictionary = h.is_dictionary(from);
-            for e in h.edges(from).filter(|e| h.retains(from, e)) {
-                each_edge(from, &e);
-                if t.place[e.to.index()] != NO_PLACE {
+            level.sort_by_key(|n| place_hash(&hashes, t.place[n.index()]));
+            for &from in &level {
+                if deferring && is_transient_root(h, from) {
+                    later.push(from);
                     continue;
                 }
-                let (parent, via) = match t.place[from.index()] {
-                    ROOT => (NO_PLACE, Via::Root),
-                    p => (p, names.via(&e, dictionary)),
-                };
-                let (p, new) = t.tree.place(parent, Step { via, class: path_class(h, e.to) });
-                if new {
-                    t.volumes.push((0, 0));
+                let dictionary = h.is_dictionary(from);
+                for e in h.edges(from).filter(|e| h.retains(from, e)) {
+                    each_edge(from, &e);
+                    if t.place[e.to.index()] != NO_PLACE {
+                        continue;
+                    }
+                    let (parent, via) = match t.place[from.index()] {
+                        ROOT => (NO_PLACE, Via::Root),
+                        p => (p, names.via(&e, dictionary)),
+                    };
+                    let step = Step { via, class: path_class(h, e.to) };
+                    let (p, new) = t.tree.place(parent, step);
+                    if new {
+                        t.volumes.push((0, 0));
+                        let of = if parent == NO_PLACE { 0 } else { place_hash(&hashes, parent) };
+                        hashes.push(path_hash(of, &names.via_name(via), &names.class(step.class)));
+                    }
+                    if h.node_type(e.to) != NodeType::Synthetic {
+                        let v = &mut t.volumes[p as usize];
+                        v.0 += 1;
+                        v.1 += h.self_size(e.to);
+                    }
+                    t.place[e.to.index()] = p;
+                    if keep_parents {
+                        t.parent[e.to.index()] = from.0;
+                        t.via[e.to.index()] = Some(e);
+                    }
+                    next.push(e.to);
                 }
-                if h.node_type(e.to) != NodeType::Synthetic {
-                    let v = &mut t.volumes[p as usize];
-                    v.0 += 1;
-                    v.1 += h.self_size(e.to);
-                }
-                t.place[e.to.index()] = p;
-                if keep_parents {
-                    t.parent[e.to.index()] = from.0;
-                    t.via[e.to.index()] = Some(e);
-                }
-                queue.push(e.to);
             }
+            level.clear();
+            std::mem::swap(&mut level, &mut next);
         }
         t
     }
@@ -206,6 +218,15 @@ fn summarize_traced<'a>(h: &'a V8Heap, source: &str) -> (growth::HeapSummary, Tr
         ..Default::default()
     };
     (summary, trace, names)
+}
+
+/// The hash of a place's path: its parent's hash, then the step's names. Fixed across runs
+/// and snapshots (no random seed), so that it orders places the same way in every heap.
+fn path_hash(parent: u64, via: &str, class: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = rustc_hash::FxHasher::default();
+    (parent, via, class).hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Whether `n` is a category of GC roots whose paths are taken last: the stack's frames
@@ -343,3 +364,6 @@ fn allocation_sites(h: &V8Heap, trace: &Trace, names: &mut Names<'_>) -> Allocat
 fn is_runtime_frame(frame: &str) -> bool {
     frame.contains("(node:") || frame.contains("(:")
 }
+
+#[cfg(test)]
+mod tests;
