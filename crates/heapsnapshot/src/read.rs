@@ -2,7 +2,7 @@
 //! checked first, the integer arrays parsed into columns as they stream past, the strings
 //! located.
 
-use graph::{Ints, IntsWriter, Progress};
+use graph::{IntsWriter, Progress};
 
 use crate::bytes::SnapshotBytes;
 use crate::json::Scanner;
@@ -46,7 +46,7 @@ impl Parsed {
             big_sizes: c.big_sizes,
             detachedness: c.detachedness,
             trace_node: c.trace_node,
-            edges: graph::Csr::from_parts(c.offsets, c.targets),
+            edges: graph::Csr::from_parts(c.offsets.finish(), c.targets.finish()),
             edge_type: c.edge_type,
             edge_name: c.edge_name.finish(),
             strings: self.strings,
@@ -63,8 +63,8 @@ struct Columns {
     big_sizes: Vec<(u32, u64)>,
     detachedness: Option<Vec<u8>>,
     trace_node: Option<Vec<u32>>,
-    offsets: Ints,
-    targets: Ints,
+    offsets: IntsWriter,
+    targets: IntsWriter,
     edge_type: Vec<u8>,
     edge_name: IntsWriter,
     /// The biggest string index a node or a named edge uses, checked once strings are known.
@@ -189,8 +189,9 @@ fn nodes(s: &mut Scanner<'_>, h: &SnapshotHead, l: &Layout, progress: &dyn Progr
         big_sizes: Vec::new(),
         detachedness: l.node_detachedness.map(|_| Vec::with_capacity(cap)),
         trace_node: (h.trace_function_count > 0).then_some(l.node_trace).flatten().map(|_| Vec::with_capacity(cap)),
-        offsets: Ints::with_capacity(cap + 1, h.edge_count),
-        targets: Ints::with_capacity(0, n as u64),
+        // The edges too: the dominator tree's phases after the search do not read them.
+        offsets: IntsWriter::in_file(h.edge_count, None),
+        targets: IntsWriter::in_file(n as u64, None),
         edge_type: Vec::new(),
         edge_name: IntsWriter::in_file(u64::from(u32::MAX), None),
         max_name: None,
@@ -272,7 +273,6 @@ fn edges(
     let m = usize::try_from(h.edge_count).unwrap_or(usize::MAX);
     let cap = m.min(s.len() / (2 * l.edge_width) + 1);
     c.edge_type.reserve_exact(cap);
-    c.targets = Ints::with_capacity(cap, c.node_type.len() as u64);
     let types = l.edge_types.len() as u64;
     let node_width = l.node_width as u64;
     let nodes_len = c.node_type.len() as u64 * node_width;
