@@ -20,12 +20,14 @@ pub struct Tools {
     show_values: bool,
     /// Dumps read so far with their analyses, by the path they were opened with.
     heaps: Mutex<HashMap<PathBuf, Arc<sql::Heap>>>,
+    /// V8 heap snapshots read so far, by the path they were opened with.
+    snapshots: Mutex<HashMap<PathBuf, Arc<heapsnapshot::V8Heap>>>,
 }
 
 impl Tools {
     /// Tools reading dumps with `settings`; `show_values` lets SQL answers hold strings' text.
     pub fn new(settings: ReadSettings, show_values: bool) -> Tools {
-        Tools { settings, show_values, heaps: Mutex::new(HashMap::new()) }
+        Tools { settings, show_values, heaps: Mutex::new(HashMap::new()), snapshots: Mutex::new(HashMap::new()) }
     }
 
     /// The dump at `path` with its analyses, read on first use and kept.
@@ -43,12 +45,43 @@ impl Tools {
         Ok(heap)
     }
 
+    /// The V8 heap snapshot at `path`, read on first use and kept; `None` when `path` is not
+    /// one (a JVM dump, or something else the caller will say it cannot read).
+    fn snapshot(&self, path: &str) -> anyhow::Result<Option<Arc<heapsnapshot::V8Heap>>> {
+        let path = PathBuf::from(path);
+        if !crate::v8::is_snapshot(&path) {
+            return Ok(None);
+        }
+        if let Some(h) = self.snapshots.lock().unwrap_or_else(|e| e.into_inner()).get(&path) {
+            return Ok(Some(h.clone()));
+        }
+        let h = Arc::new(crate::v8::load(&path, &self.settings, &graph::NoProgress)?);
+        self.snapshots.lock().unwrap_or_else(|e| e.into_inner()).insert(path, h.clone());
+        Ok(Some(h))
+    }
+
+    /// A JVM dump for a tool that reads no V8 snapshot yet: the command-line's refusal, or
+    /// the dump.
+    fn jvm_heap(&self, path: &str) -> anyhow::Result<Arc<sql::Heap>> {
+        if crate::v8::is_snapshot(Path::new(path)) {
+            return Err(crate::v8::not_yet(Path::new(path)).into());
+        }
+        self.heap(path)
+    }
+
     /// What each of `paths` is (a dump's counts, a run store's snapshots), dumps kept open.
     pub fn open(&self, paths: &[String]) -> anyhow::Result<Value> {
         let mut out = Vec::new();
         for p in paths {
             let path = Path::new(p);
             out.push(match inputs::kind(path)? {
+                InputKind::Dump if crate::v8::is_snapshot(path) => {
+                    let info = crate::v8::info(&self.snapshot(p)?.expect("a snapshot"), path);
+                    serde_json::json!({
+                        "path": p, "kind": "V8 heap snapshot", "objects": info.objects,
+                        "references": info.references,
+                    })
+                }
                 InputKind::Dump => {
                     let h = self.heap(p)?;
                     let s = &h.snap;
@@ -86,6 +119,9 @@ impl Tools {
         if !(0.0..=100.0).contains(&threshold_percent) {
             bail!("threshold_percent must be between 0 and 100, not {threshold_percent}");
         }
+        if let Some(h) = self.snapshot(dump)? {
+            return to_value(&crate::v8::suspects(&h, threshold_percent / 100.0, &graph::NoProgress));
+        }
         let h = self.heap(dump)?;
         let paths = analysis::PathFinder::new(&h.snap, &graph::NoProgress);
         to_value(&analysis::suspects(&h.snap, h.retention(), &paths, threshold_percent / 100.0))
@@ -94,11 +130,22 @@ impl Tools {
     /// A page of what `parent` (an id; the top of the tree for `None`) dominates, as
     /// `dominators`.
     pub fn dominators(&self, dump: &str, parent: Option<&str>, page: Page) -> anyhow::Result<Value> {
-        let h = self.heap(dump)?;
         let id = parent.map(str::parse::<report::ObjectId>).transpose()?.map(|id| id.0);
-        let parent = id.map(|id| analysis::ParentError::find(&h.snap, id)).transpose()?;
         let limit = page.limit.max(1);
-        let report = analysis::dominator_report(&h.snap, h.retention(), parent, page.offset, limit, false)?;
+        let report = match self.snapshot(dump)? {
+            // The tree is built again for each call: a snapshot's analyses are not kept yet.
+            Some(h) => {
+                let mut r =
+                    crate::v8::dominators(&h, id, page.offset.saturating_add(limit), false, &graph::NoProgress)?;
+                r.objects.drain(..page.offset.min(r.objects.len()));
+                r
+            }
+            None => {
+                let h = self.heap(dump)?;
+                let parent = id.map(|id| analysis::ParentError::find(&h.snap, id)).transpose()?;
+                analysis::dominator_report(&h.snap, h.retention(), parent, page.offset, limit, false)?
+            }
+        };
         let mut doc = to_value(&report)?;
         if report.more > 0 {
             next(&mut doc, "objects", report.more as usize, page.offset + report.objects.len());
@@ -109,6 +156,9 @@ impl Tools {
     /// Up to `max` path shapes from GC roots to the objects `selector` picks, as `paths`.
     pub fn paths(&self, dump: &str, selector: &str, max: usize) -> anyhow::Result<Value> {
         let selector: analysis::Selector = selector.parse()?;
+        if let Some(h) = self.snapshot(dump)? {
+            return to_value(&crate::v8::paths(&h, &selector, max.max(1))?);
+        }
         let h = self.heap(dump)?;
         to_value(&crate::analyses::paths(&h.snap, &selector, max.max(1), &graph::NoProgress)?)
     }
@@ -119,7 +169,7 @@ impl Tools {
             bail!("selectors is empty: give at least one, such as static:com.example.Cache.ENTRIES");
         }
         let selectors: Vec<analysis::Selector> = selectors.iter().map(|t| t.parse()).collect::<Result<_, _>>()?;
-        let h = self.heap(dump)?;
+        let h = self.jvm_heap(dump)?;
         to_value(&crate::analyses::retained(&h.snap, &selectors, &graph::NoProgress)?)
     }
 
@@ -182,7 +232,7 @@ impl Tools {
         if dumps.is_empty() {
             bail!("dumps is empty: give at least one heap dump");
         }
-        let heaps = dumps.iter().map(|d| self.heap(d)).collect::<anyhow::Result<Vec<_>>>()?;
+        let heaps = dumps.iter().map(|d| self.jvm_heap(d)).collect::<anyhow::Result<Vec<_>>>()?;
         let session = sql::Session::shared(heaps, sql::Settings { show_values: self.show_values })?;
         let answer = session.query(query)?.to_json()?;
         Ok(page.cut(to_value(&answer)?, "rows"))

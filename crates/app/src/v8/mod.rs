@@ -38,7 +38,7 @@ pub(crate) fn is_snapshot_data(data: &[u8]) -> bool {
 /// The refusal of a command that reads JVM heap dumps only.
 pub(crate) fn not_yet(path: &Path) -> Error {
     Error::Usage(format!(
-        "{} is a V8 heap snapshot (Node.js, Chrome): this command reads JVM heap dumps only so far; `histogram`, `info`, `dominators`, `paths`, `suspects`, `growth`, `diff`, `summary`, `redact` and `secrets` read V8 snapshots",
+        "{} is a V8 heap snapshot (Node.js, Chrome): this command reads JVM heap dumps only so far; `histogram`, `info`, `dominators`, `paths`, `suspects`, `growth`, `diff`, `summary`, `redact` and `secrets` (and the MCP tools of those names) read V8 snapshots",
         path.display()
     ))
 }

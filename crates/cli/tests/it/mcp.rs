@@ -210,3 +210,49 @@ pub fn assert_mcp_on_tomcat(dumps: &[PathBuf]) {
     let again = client.ok("sql", json!({"dumps": [last], "query": "SELECT 1 AS one"}));
     assert_eq!(again["rows"], json!([[1]]));
 }
+
+/// The bundled Chromium page's snapshot through the MCP server, as an assistant would look at
+/// it: each tool that reads V8 snapshots answers what the command answers (the commands are
+/// held to Python's count and memlab's retained sizes in `v8.rs`), pages as it does for dumps,
+/// and the tools that read JVM dumps only say so, naming the ones that read snapshots.
+#[test]
+fn a_pages_snapshot_over_mcp_answers_as_the_commands_do() {
+    let Some((mut client, _)) = Client::start() else { return };
+    let snap = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/demo-page.heapsnapshot.gz");
+    let snap = snap.to_str().unwrap();
+    let info = cli_json(&["info", "--json", "-q", snap]);
+    let opened = client.ok("open", json!({"paths": [snap]}));
+    assert_eq!(opened[0]["kind"], "V8 heap snapshot", "{opened}");
+    assert_eq!([&opened[0]["objects"], &opened[0]["references"]], [&info["objects"], &info["references"]], "{opened}");
+    assert_eq!(model(client.ok("info", json!({"dump": snap}))), model(info));
+
+    let suspects = client.ok("suspects", json!({"dump": snap}));
+    assert_eq!(model(suspects.clone()), model(cli_json(&["suspects", "--json", "-q", snap])));
+    assert_eq!(suspects["suspects"][0]["data_structure"], "rowCache (closure variable)", "{suspects:#}");
+
+    // The top of the tree, then what its biggest node dominates a page at a time (by V8
+    // id): two pages of 3 are the command's first 6.
+    let top = cli_json(&["dominators", "--json", "-q", "--top", "5", snap]);
+    assert_eq!(client.ok("dominators", json!({"dump": snap, "limit": 5}))["objects"], top["objects"]);
+    let id = top["objects"][0]["id"].as_str().unwrap();
+    let whole = cli_json(&["dominators", "--json", "-q", "--children", id, "--top", "6", snap]);
+    let first = client.ok("dominators", json!({"dump": snap, "parent": id, "limit": 3}));
+    let offset = first["next"]["objects"]["offset"].as_u64().expect("a next page");
+    let second = client.ok("dominators", json!({"dump": snap, "parent": id, "limit": 3, "offset": offset}));
+    let rows: Vec<&Value> =
+        first["objects"].as_array().unwrap().iter().chain(second["objects"].as_array().unwrap()).collect();
+    assert_eq!(rows, whole["objects"].as_array().unwrap().iter().collect::<Vec<_>>());
+    assert_eq!(rows.len(), 6, "{whole:#}");
+
+    let paths = client.ok("paths", json!({"dump": snap, "selector": "class:Text", "max": 2}));
+    assert!(!paths["paths"].as_array().unwrap().is_empty(), "{paths:#}");
+    assert_eq!(model(paths), model(cli_json(&["paths", "--json", "-q", "--max", "2", "--select", "class:Text", snap])));
+
+    for (tool, arguments) in [
+        ("sql", json!({"dumps": [snap], "query": "SELECT 1"})),
+        ("retained", json!({"dump": snap, "selectors": ["class:Object"]})),
+    ] {
+        let refused = client.call(tool, arguments).expect_err(tool);
+        assert!(refused.contains("V8 heap snapshot") && refused.contains("`suspects`"), "{tool}: {refused}");
+    }
+}

@@ -4,9 +4,12 @@ use super::summarize;
 
 const META: &str = r#"{"node_fields":["type","name","id","self_size","edge_count"],"node_types":[["hidden","array","string","object","code","closure","regexp","number","native","synthetic"],"string","number","number","number"],"edge_fields":["type","name_or_index","to_node"],"edge_types":[["context","element","property","internal","hidden","shortcut","weak"],"string_or_number","node"]}"#;
 
-/// A snapshot's JSON from nodes given as (type, name, edges as (type, name, target node)), the
-/// names interned in order of first use, as V8 writes them.
-fn snapshot(nodes: &[(usize, &str, Vec<(usize, &str, usize)>)]) -> Vec<u8> {
+/// An edge as (type, name, target node).
+type EdgeRow<'a> = (usize, &'a str, usize);
+
+/// A snapshot's JSON from nodes given as (type, name, edges), the names interned in order of
+/// first use, as V8 writes them.
+fn snapshot(nodes: &[(usize, &str, Vec<EdgeRow<'_>>)]) -> Vec<u8> {
     let mut strings: Vec<String> = Vec::new();
     let mut intern = |s: &str| match strings.iter().position(|t| t == s) {
         Some(i) => i,

@@ -8,7 +8,7 @@ use crate::by::By;
 /// Arguments naming one dump.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub(super) struct DumpRequest {
-    /// Path of the heap dump (.hprof, or gzip of one).
+    /// Path of the heap dump (.hprof) or V8 heap snapshot (.heapsnapshot), or gzip of one.
     pub(super) dump: String,
 }
 
