@@ -70,7 +70,7 @@ pub fn summarize_dump(
     if crate::v8::is_snapshot_data(dump.data()) {
         // A snapshot's summary is built from the snapshot read whole; the holders of its
         // structures come from its path tree alone.
-        let h = crate::v8::read_dump(dump, path, reporter)?;
+        let h = crate::v8::read_dump(dump, path, settings, reporter)?;
         return Ok((crate::v8::summarize(&h, &path.display().to_string()), None));
     }
     let graph = if keep {

@@ -24,7 +24,7 @@ pub fn histogram(
 ) -> Result<DumpHistogram> {
     let dump = open_dump(path, settings)?;
     if crate::v8::is_snapshot_data(dump.data()) {
-        return v8_histogram(dump, path, by, heap, reporter);
+        return v8_histogram(dump, path, settings, by, heap, reporter);
     }
     let mut census = heap::Census::build(&dump, &settings.read, reporter)
         .map_err(|source| Error::Dump { path: path.to_owned(), source })?;
@@ -48,6 +48,7 @@ pub fn histogram(
 fn v8_histogram(
     dump: heap::Dump,
     path: &Path,
+    settings: &ReadSettings,
     by: analysis::GroupBy,
     heap: Option<&str>,
     reporter: &dyn Reporter,
@@ -58,7 +59,7 @@ fn v8_histogram(
             path.display()
         )));
     }
-    let h = crate::v8::read_dump(dump, path, reporter)?;
+    let h = crate::v8::read_dump(dump, path, settings, reporter)?;
     Ok(DumpHistogram { histogram: crate::v8::histogram(&h), layout: report::V8_FORMAT.to_owned() })
 }
 
@@ -71,7 +72,7 @@ pub fn info(
 ) -> Result<(report::DumpInfo, heap::Warnings)> {
     let dump = open_dump(path, settings)?;
     if crate::v8::is_snapshot_data(dump.data()) {
-        let h = crate::v8::read_dump(dump, path, reporter)?;
+        let h = crate::v8::read_dump(dump, path, settings, reporter)?;
         return Ok((crate::v8::info(&h, path), heap::Warnings::default()));
     }
     let dumps = several_dumps(&dump, path, settings)?;

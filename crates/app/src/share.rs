@@ -31,7 +31,7 @@ pub fn redact_file(
     let dump = open_dump(input, settings)?;
     let io = |source| Error::Write { path: output.to_owned(), source };
     if crate::v8::is_snapshot_data(dump.data()) {
-        return redact_snapshot(dump, input, output, opts, gzip, reporter);
+        return redact_snapshot(dump, input, output, opts, gzip, settings, reporter);
     }
     let partial = crate::partial::Partial::beside(output, "redact").map_err(io)?;
     let (summary, warnings) = {
@@ -95,6 +95,7 @@ fn redact_snapshot(
     output: &Path,
     opts: &redact::Options,
     gzip: bool,
+    settings: &ReadSettings,
     reporter: &dyn Reporter,
 ) -> Result<report::RedactReport> {
     if !opts.keep.is_empty() || !opts.fields.is_empty() || opts.names.is_some() {
@@ -103,7 +104,7 @@ fn redact_snapshot(
             input.display()
         )));
     }
-    let h = crate::v8::read_dump(dump, input, reporter)?;
+    let h = crate::v8::read_dump(dump, input, settings, reporter)?;
     let io = |source| Error::Write { path: output.to_owned(), source };
     let partial = crate::partial::Partial::beside(output, "redact").map_err(io)?;
     let done =
@@ -213,7 +214,7 @@ pub fn find_secrets(
 ) -> Result<report::SecretsReport> {
     let dump = open_dump(path, settings)?;
     if crate::v8::is_snapshot_data(dump.data()) {
-        let h = crate::v8::read_dump(dump, path, reporter)?;
+        let h = crate::v8::read_dump(dump, path, settings, reporter)?;
         return Ok(crate::v8::secrets::secrets(&h, min, reporter));
     }
     drop(dump);

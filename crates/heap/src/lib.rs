@@ -45,7 +45,7 @@ pub use index::{DumpIndex, Segment};
 pub use layout::{LayoutSpec, VmLayout};
 pub use live::{Live, PathNode, Via};
 pub use loaders::{loader_groups, LoaderGroup};
-pub use memory::{memory_available, MemoryPlan};
+pub use memory::{memory_available, mib, MemoryPlan};
 pub use process::ProcessMark;
 pub use snapshot::{
     decode_text, Edge, EdgeLabel, Frame, ObjIdx, Root, RootDetail, Slot, Snapshot, TextEncoding, Thread, ThreadIdentity,

@@ -135,7 +135,7 @@ impl MemoryPlan {
 }
 
 /// Bytes as MiB, rounded up (a minimum must not read lower than it is).
-fn mib(bytes: u64) -> String {
+pub fn mib(bytes: u64) -> String {
     format!("{} MiB", bytes.div_ceil(1 << 20))
 }
 

@@ -29,5 +29,5 @@ pub use bytes::SnapshotBytes;
 pub use error::Error;
 pub use meta::{EdgeType, NodeType};
 pub use model::{ClassKey, Edge, NodeIdx, V8Heap, DICTIONARY};
-pub use read::{looks_like_snapshot, read};
+pub use read::{looks_like_snapshot, read, read_in};
 pub use trace::Frame;

@@ -18,10 +18,19 @@ pub fn looks_like_snapshot(head: &[u8]) -> bool {
 }
 
 /// Reads the snapshot in `bytes` (the file, mapped or in memory), which the result keeps for
-/// its strings.
+/// its strings; its columns' temporary files go to the system's temporary directory.
 pub fn read<B: SnapshotBytes + 'static>(bytes: B, progress: &dyn Progress) -> Result<V8Heap, Error> {
+    read_in(bytes, None, progress)
+}
+
+/// [`read`], the columns' temporary files in `dir` (the system's for `None`).
+pub fn read_in<B: SnapshotBytes + 'static>(
+    bytes: B,
+    dir: Option<&std::path::Path>,
+    progress: &dyn Progress,
+) -> Result<V8Heap, Error> {
     let done_with = |offset, len| bytes.done_with(offset, len);
-    let parsed = parse(Scanner::releasing(bytes.as_ref(), &done_with), progress)?;
+    let parsed = parse(Scanner::releasing(bytes.as_ref(), &done_with), dir, progress)?;
     Ok(parsed.into_heap(Box::new(bytes)))
 }
 
@@ -71,7 +80,7 @@ struct Columns {
     max_name: Option<(u32, usize)>,
 }
 
-fn parse(mut s: Scanner<'_>, progress: &dyn Progress) -> Result<Parsed, Error> {
+fn parse(mut s: Scanner<'_>, dir: Option<&std::path::Path>, progress: &dyn Progress) -> Result<Parsed, Error> {
     let data = s.data();
     s.expect(b'{', "the document")?;
     let mut head: Option<(SnapshotHead, Layout)> = None;
@@ -94,7 +103,7 @@ fn parse(mut s: Scanner<'_>, progress: &dyn Progress) -> Result<Parsed, Error> {
             }
             b"nodes" => {
                 let (h, layout) = head.as_ref().ok_or_else(|| before(key_at, "nodes"))?;
-                columns = Some(nodes(&mut s, h, layout, progress)?);
+                columns = Some(nodes(&mut s, h, layout, dir, progress)?);
             }
             b"edges" => {
                 let (h, layout) = head.as_ref().ok_or_else(|| before(key_at, "edges"))?;
@@ -170,7 +179,13 @@ fn narrow(v: u64, what: &str, at: usize) -> Result<u32, Error> {
     u32::try_from(v).map_err(|_| Error::Inconsistent { what: format!("{what} {v} is 2^32 or more"), at })
 }
 
-fn nodes(s: &mut Scanner<'_>, h: &SnapshotHead, l: &Layout, progress: &dyn Progress) -> Result<Columns, Error> {
+fn nodes(
+    s: &mut Scanner<'_>,
+    h: &SnapshotHead,
+    l: &Layout,
+    dir: Option<&std::path::Path>,
+    progress: &dyn Progress,
+) -> Result<Columns, Error> {
     let n = usize::try_from(h.node_count).unwrap_or(usize::MAX);
     if n == 0 || n > u32::MAX as usize {
         return Err(Error::Meta(format!(
@@ -183,17 +198,17 @@ fn nodes(s: &mut Scanner<'_>, h: &SnapshotHead, l: &Layout, progress: &dyn Progr
         node_type: Vec::with_capacity(cap),
         // Written to temporary files as they are read: the commands read them once each, and
         // the dominator tree's phases not at all, so their pages leave memory meanwhile.
-        node_name: IntsWriter::in_file(u64::from(u32::MAX), None),
-        node_id: IntsWriter::in_file(u64::from(u32::MAX), None),
-        node_size: IntsWriter::in_file(u64::from(u32::MAX), None),
+        node_name: IntsWriter::in_file(u64::from(u32::MAX), dir),
+        node_id: IntsWriter::in_file(u64::from(u32::MAX), dir),
+        node_size: IntsWriter::in_file(u64::from(u32::MAX), dir),
         big_sizes: Vec::new(),
         detachedness: l.node_detachedness.map(|_| Vec::with_capacity(cap)),
         trace_node: (h.trace_function_count > 0).then_some(l.node_trace).flatten().map(|_| Vec::with_capacity(cap)),
         // The edges too: the dominator tree's phases after the search do not read them.
-        offsets: IntsWriter::in_file(h.edge_count, None),
-        targets: IntsWriter::in_file(n as u64, None),
+        offsets: IntsWriter::in_file(h.edge_count, dir),
+        targets: IntsWriter::in_file(n as u64, dir),
         edge_type: Vec::new(),
-        edge_name: IntsWriter::in_file(u64::from(u32::MAX), None),
+        edge_name: IntsWriter::in_file(u64::from(u32::MAX), dir),
         max_name: None,
     };
     c.offsets.push(0);

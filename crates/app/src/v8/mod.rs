@@ -45,12 +45,37 @@ pub(crate) fn not_yet(path: &Path) -> Error {
 
 /// Reads the snapshot at `path` (gzip unpacked first, as for dumps).
 pub fn load(path: &Path, settings: &ReadSettings, reporter: &dyn Reporter) -> Result<V8Heap> {
-    read_dump(open_dump(path, settings)?, path, reporter)
+    read_dump(open_dump(path, settings)?, path, settings, reporter)
 }
 
-/// Reads the snapshot of a file already open.
-pub(crate) fn read_dump(dump: heap::Dump, path: &Path, reporter: &dyn Reporter) -> Result<V8Heap> {
-    heapsnapshot::read(DumpBytes(dump), reporter).map_err(|source| Error::Snapshot { path: path.to_owned(), source })
+/// Reads the snapshot of a file already open, its columns' temporary files in `--tmp-dir`. A
+/// snapshot is not read out of core yet: under a `--memory-limit` below what it needs, this
+/// says so at once rather than going over it.
+pub(crate) fn read_dump(
+    dump: heap::Dump,
+    path: &Path,
+    settings: &ReadSettings,
+    reporter: &dyn Reporter,
+) -> Result<V8Heap> {
+    let needs = estimate(dump.data().len() as u64);
+    if let Some(limit) = settings.memory_limit.filter(|&l| l < needs) {
+        return Err(Error::Usage(format!(
+            "cannot read {}: a V8 heap snapshot of {} needs about {} in memory; --memory-limit {}: too little (snapshots are not read out of core yet)",
+            path.display(),
+            heap::mib(dump.data().len() as u64),
+            heap::mib(needs),
+            heap::mib(limit)
+        )));
+    }
+    heapsnapshot::read_in(DumpBytes(dump), settings.tmp_dir.as_deref(), reporter)
+        .map_err(|source| Error::Snapshot { path: path.to_owned(), source })
+}
+
+/// The peak of a snapshot's dominator tree, estimated from the snapshot's size: a fixed part
+/// and 0.65 of the bytes, above the peaks measured on a Node.js service's snapshots of 409 MB
+/// (248 MiB) and 2.15 GB (1,205 MiB).
+fn estimate(bytes: u64) -> u64 {
+    (32 << 20) + bytes / 20 * 13
 }
 
 /// The dump's mapped bytes, which the snapshot keeps for its strings.

@@ -327,6 +327,27 @@ fn commands_that_read_jvm_dumps_only_say_so_on_a_snapshot() {
     }
 }
 
+/// A snapshot is not read out of core yet: under a --memory-limit below what it needs, the
+/// commands say so at once, naming both (exit 2); above it, they answer as without a limit.
+#[test]
+fn a_limit_below_what_a_snapshot_needs_is_refused_at_once() {
+    let snap = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/demo-page.heapsnapshot.gz");
+    let snap = snap.to_str().unwrap();
+    for command in ["dominators", "suspects", "growth"] {
+        let mut args = vec![command, snap, "--memory-limit", "10M"];
+        if command == "growth" {
+            args.insert(1, snap);
+        }
+        let out = leakscope(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {err}");
+        assert_eq!(err.lines().count(), 1, "{command}: {err}");
+        assert!(err.contains("needs about") && err.contains("--memory-limit 10 MiB: too little"), "{command}: {err}");
+    }
+    let roomy = json_of(&["dominators", "--json", "-q", snap, "--memory-limit", "1G"]);
+    assert_eq!(roomy, json_of(&["dominators", "--json", "-q", snap]));
+}
+
 /// The three leaks of the service, found over a series of its snapshots, each named by the
 /// variable that holds it: the module's `sessions` Map (its path from the root through the
 /// request handler's closure and the module's context, its element `Session`), the listeners
