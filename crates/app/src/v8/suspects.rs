@@ -34,8 +34,12 @@ pub fn suspects(h: &V8Heap, threshold: f64, progress: &dyn graph::Progress) -> r
     let mut big = shares(h, &r, (threshold * live as f64).ceil() as u64);
     big.sort_by_key(|&n| std::cmp::Reverse(r.retained_bytes(n)));
     for n in big {
-        let what = format!("{} {}", h.class_name(n), report::ObjectId(h.id(n)));
-        let mut s = one_object(h, &trace, n, |held| format!("{what}{held}"), r.retained_bytes(n), 1);
+        let mut s = if growth::v8::is_context(&h.class_name(n)) {
+            context(h, &r, &trace, n)
+        } else {
+            let what = format!("{} {}", h.class_name(n), report::ObjectId(h.id(n)));
+            one_object(h, &trace, n, |held| format!("{what}{held}"), r.retained_bytes(n), 1)
+        };
         s.share = share(s.retained_bytes);
         out.push(s);
     }
@@ -130,6 +134,43 @@ fn one_object(
         contents: Vec::new(),
         instances,
     }
+}
+
+/// Variables of a closure context a suspect's title names, biggest first.
+const VARIABLES: usize = 3;
+
+/// A closure context retaining a share of the heap, said as a person would: the function whose
+/// context it is (the step before it on its path) and the variables that retain the most,
+/// the biggest of them its data structure when it retains most of the context. A module's
+/// functions share one context, so what a service keeps at module level is found here.
+fn context(h: &V8Heap, r: &Retention, trace: &Trace, n: NodeIdx) -> report::Suspect {
+    let retained = r.retained_bytes(n);
+    // What each variable retains alone (no two variables' values dominate one another, as the
+    // context refers to each), and what they share: objects two of them reach.
+    let mut seen = rustc_hash::FxHashSet::default();
+    let mut variables: Vec<(String, u64)> = h
+        .edges(n)
+        .filter(|e| e.kind == EdgeType::Context)
+        .map(|e| (h.string(e.name_or_index), if seen.insert(e.to) { r.retained_bytes(e.to) } else { 0 }))
+        .collect();
+    variables.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let alone: u64 = variables.iter().map(|v| v.1).sum();
+    let shared = retained.saturating_sub(alone + h.self_size(n));
+    let mut s = one_object(h, trace, n, |_| String::new(), retained, 1);
+    let function = match s.path.len().checked_sub(2).map(|i| &s.path[i]) {
+        Some(f) if s.path.last().and_then(|c| c.field.as_deref()) == Some("context") => format!("{} {}", f.class, f.id),
+        _ => format!("{} {}", h.class_name(n), report::ObjectId(h.id(n))),
+    };
+    let shown: Vec<String> = variables
+        .iter()
+        .take(VARIABLES)
+        .map(|(name, bytes)| format!("{name} {}", report::human_bytes(*bytes)))
+        .collect();
+    s.title = format!("the context of {function}: {} alone, {} shared", shown.join(", "), report::human_bytes(shared));
+    if let Some((name, _)) = variables.first().filter(|(_, b)| 2 * b > retained) {
+        s.data_structure = Some(growth::v8::context_variable(name));
+    }
+    s
 }
 
 /// Whether `n` is a DOM node V8 marks detached: no document holds it.

@@ -142,6 +142,55 @@ fn retained_sizes_in_a_node_service_are_what_brute_force_reachability_frees() {
 /// Every Session is held by one path, the module's `sessions` Map, reached through the
 /// request handler's closure and the module's context; each step of it is an edge of the
 /// snapshot with that label, as Python's json module reads it.
+/// The service's module context, which every leak of the service hangs from, is a suspect said
+/// as a person would: the function whose context it is and its variables retaining the most,
+/// in the order of their retained sizes as Python counts them by brute force.
+#[test]
+fn a_node_services_module_context_is_named_by_its_function_and_its_biggest_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(snap) = service_snapshot(dir.path()) else { return };
+    let report = json_of(&["suspects", snap.to_str().unwrap(), "--json", "-q"]);
+    let context = report["suspects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["title"].as_str().unwrap().starts_with("the context of "))
+        .unwrap_or_else(|| panic!("no context: {report:#}"));
+    let steps = context["path"].as_array().unwrap();
+    let (last, before) = (&steps[steps.len() - 1], &steps[steps.len() - 2]);
+    assert_eq!(last["field"], "context", "{context:#}");
+    let title = context["title"].as_str().unwrap();
+    assert!(
+        title.starts_with(&format!(
+            "the context of {} {}: ",
+            before["class"].as_str().unwrap(),
+            before["id"].as_str().unwrap()
+        )),
+        "{title}"
+    );
+    let id = last["id"].as_str().unwrap().to_owned();
+    let theirs = oracle(&snap, std::slice::from_ref(&id));
+    assert_eq!(theirs["retained"][&id], context["retained_bytes"], "{context:#}");
+    // Its variables (its edges of type context), biggest alone first.
+    let variables: Vec<(String, String)> = theirs["edges"][&id]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e[2] == "context")
+        .map(|e| (e[0].as_str().unwrap().to_owned(), format!("{:#x}", e[1].as_u64().unwrap())))
+        .collect();
+    assert!(variables.iter().any(|(v, _)| v == "sessions"), "{variables:?}");
+    let ids: Vec<String> = variables.iter().map(|(_, to)| to.clone()).collect();
+    let sizes = oracle(&snap, &ids)["retained"].clone();
+    let mut by_size: Vec<(u64, &str)> =
+        variables.iter().map(|(label, to)| (sizes[to].as_u64().unwrap(), label.as_str())).collect();
+    by_size.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    let named: Vec<&str> =
+        title.split(": ").nth(1).unwrap().split(", ").filter_map(|v| v.split(' ').next()).take(3).collect();
+    let biggest: Vec<&str> = by_size.iter().take(3).map(|(_, label)| *label).collect();
+    assert_eq!(named, biggest, "{title} against Python's {by_size:?}");
+}
+
 #[test]
 fn paths_in_a_node_service_lead_through_the_module_context_to_the_sessions_map() {
     let dir = tempfile::tempdir().unwrap();

@@ -8,7 +8,7 @@ labels as DevTools shows them (a name, or [index] for elements and hidden edges)
     python3 snapshot_oracle.py SNAPSHOT [ID ...] [class:NAME ...] [text:PART ...]
 
 prints {"histogram": {name: [instances, bytes]}, "retained": {id: bytes},
-"edges": {id: [[label, to_id], ...]}, "detached": {name: nodes V8 marks detached (2)},
+"edges": {id: [[label, to_id, edge type], ...]}, "detached": {name: nodes V8 marks detached (2)},
 "sites": {NAME: [[live bytes, [frame, ...]], ...]}}: for each class:NAME, the allocation
 sites of its objects the root reaches (from trace_tree, innermost frame first, as
 "function (script:line:column)" where the function starts, as V8 writes them), most live
@@ -57,7 +57,7 @@ for i in range(n):
             to = edges[e * EW + TO] // NW
             succ[i].append(to)
             name = edges[e * EW + EN]
-            labelled[i].append(("[%d]" % name if kind in ("element", "hidden") else strings[name], to))
+            labelled[i].append(("[%d]" % name if kind in ("element", "hidden") else strings[name], to, kind))
         e += 1
 
 
@@ -119,7 +119,8 @@ if classes and "trace_node_id" in nf:
         rows = sorted(((b, frames(t)) for t, b in by_site.items()), key=lambda r: -r[0])
         sites[name] = [[b, f] for b, f in rows if f]
 out_edges = {
-    wanted: [[label, nodes[to * NW + ID]] for label, to in labelled[by_id[int(wanted, 0)]]] for wanted in ids_wanted
+    wanted: [[label, nodes[to * NW + ID], kind] for label, to, kind in labelled[by_id[int(wanted, 0)]]]
+    for wanted in ids_wanted
 }
 STRING_TYPES = ("string", "concatenated string", "sliced string")
 texts = {
