@@ -169,7 +169,10 @@ impl Tools {
             bail!("selectors is empty: give at least one, such as static:com.example.Cache.ENTRIES");
         }
         let selectors: Vec<analysis::Selector> = selectors.iter().map(|t| t.parse()).collect::<Result<_, _>>()?;
-        let h = self.jvm_heap(dump)?;
+        if let Some(h) = self.snapshot(dump)? {
+            return to_value(&crate::v8::retained(&h, &selectors)?);
+        }
+        let h = self.heap(dump)?;
         to_value(&crate::analyses::retained(&h.snap, &selectors, &graph::NoProgress)?)
     }
 

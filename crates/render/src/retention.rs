@@ -53,6 +53,13 @@ impl crate::TextWith<&str> for DominatorReport {
 
 impl crate::Text for RetainedReport {
     fn to_text(&self) -> String {
+        crate::TextWith::to_text(self, WEAK_NOTE)
+    }
+}
+
+/// The text ending with `weak_note` ([`report::V8_WEAK_NOTE`] for a V8 snapshot).
+impl crate::TextWith<&str> for RetainedReport {
+    fn to_text(&self, weak_note: &str) -> String {
         let mut o = String::new();
         let w = self.groups.iter().map(|g| g.selector.len()).max().unwrap_or(0).max(24);
         let _ = writeln!(
@@ -85,7 +92,7 @@ impl crate::Text for RetainedReport {
                 );
             }
         }
-        let _ = writeln!(o, "Retained = freed if every object of the group became unreachable. {WEAK_NOTE}");
+        let _ = writeln!(o, "Retained = freed if every object of the group became unreachable. {weak_note}");
         o
     }
 }

@@ -11,12 +11,14 @@ use crate::{open_dump, Error, ReadSettings, Reporter, Result};
 
 mod paths;
 pub mod redact;
+mod retained;
 mod retention;
 pub mod secrets;
 mod summary;
 mod suspects;
 
 pub use paths::paths;
+pub use retained::retained;
 use retention::by_id;
 pub use retention::Retention;
 pub use summary::{summarize, summarize_with_sites, AllocationSites};
@@ -38,7 +40,7 @@ pub(crate) fn is_snapshot_data(data: &[u8]) -> bool {
 /// The refusal of a command that reads JVM heap dumps only.
 pub(crate) fn not_yet(path: &Path) -> Error {
     Error::Usage(format!(
-        "{} is a V8 heap snapshot (Node.js, Chrome): this command reads JVM heap dumps only so far; `histogram`, `info`, `dominators`, `paths`, `suspects`, `growth`, `diff`, `summary`, `redact` and `secrets` (and the MCP tools of those names) read V8 snapshots",
+        "{} is a V8 heap snapshot (Node.js, Chrome): this command reads JVM heap dumps only so far; `histogram`, `info`, `dominators`, `paths`, `retained`, `suspects`, `growth`, `diff`, `summary`, `redact` and `secrets` (and the MCP tools of those names) read V8 snapshots",
         path.display()
     ))
 }
@@ -224,6 +226,16 @@ pub fn paths_of(
     reporter: &dyn Reporter,
 ) -> Result<report::PathsReport> {
     paths(&load(path, settings, reporter)?, selector, max)
+}
+
+/// [`retained`] of the snapshot at `path`, read first.
+pub fn retained_of(
+    path: &Path,
+    settings: &ReadSettings,
+    selectors: &[analysis::Selector],
+    reporter: &dyn Reporter,
+) -> Result<report::RetainedReport> {
+    retained(&load(path, settings, reporter)?, selectors)
 }
 
 /// [`dominators`] of the snapshot at `path`, read first.

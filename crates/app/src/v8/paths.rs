@@ -79,7 +79,7 @@ fn step_class(h: &V8Heap, n: NodeIdx) -> String {
 }
 
 /// The nodes `selector` picks.
-fn select(h: &V8Heap, selector: &Selector) -> Result<Vec<NodeIdx>> {
+pub(super) fn select(h: &V8Heap, selector: &Selector) -> Result<Vec<NodeIdx>> {
     match selector {
         Selector::Class { name, subclasses: false } => {
             let picked: Vec<NodeIdx> = h

@@ -15,7 +15,8 @@ use crate::exit::Exit;
 /// two caches that share a million objects each retain little, both together retain the
 /// million. Selectors: class:NAME, class:NAME+ (with subclasses), id:0xADDR,
 /// static:CLASS.FIELD, rule:A>B>C (objects of class C reached from a GC root along a path
-/// whose classes include A, then B).
+/// whose classes include A, then B). On a V8 heap snapshot: class:CONSTRUCTOR and id:0xID (V8's
+/// ids, DevTools' @123), weak references retaining nothing.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  leakscope retained app.hprof --select class:com.acme.Session\n  leakscope retained app.hprof --select static:com.acme.Cache.BY_ID \\\n      --select static:com.acme.Cache.BY_NAME\n  leakscope retained app.hprof --select 'rule:SessionRegistry>Session' --json"
@@ -31,6 +32,13 @@ pub struct RetainedArgs {
 
 /// Runs the command.
 pub fn run(args: &RetainedArgs) -> anyhow::Result<Exit> {
+    if app::v8::is_snapshot(&args.input.dump) {
+        let bar = crate::progress::Bar::new(args.input.read.quiet);
+        let report = app::v8::retained_of(&args.input.dump, &args.input.read.settings(), &args.selectors, &bar)?;
+        return dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| {
+            render::TextWith::to_text(r, report::V8_WEAK_NOTE)
+        });
+    }
     let (bar, snap) = args.input.snapshot()?;
     let report = app::analyses::retained(&snap, &args.selectors, &bar)?;
     dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| r.to_text())

@@ -7,7 +7,7 @@ labels as DevTools shows them (a name, or [index] for elements and hidden edges)
 
     python3 snapshot_oracle.py SNAPSHOT [ID ...] [class:NAME ...] [text:PART ...]
 
-prints {"histogram": {name: [instances, bytes]}, "retained": {id: bytes},
+prints {"histogram": {name: [instances, bytes]}, "retained": {id or class:NAME: bytes},
 "edges": {id: [[label, to_id, edge type], ...]}, "detached": {name: nodes V8 marks detached (2)},
 "sites": {NAME: [[live bytes, [frame, ...]], ...]}}: for each class:NAME, the allocation
 sites of its objects the root reaches (from trace_tree, innermost frame first, as
@@ -62,24 +62,35 @@ for i in range(n):
 
 
 def reached(without):
+    """What the root reaches when the nodes in the set `without` are taken out."""
     seen = bytearray(n)
+    for x in without:
+        seen[x] = 1
     seen[0] = 1
     stack = [0]
     while stack:
         for t in succ[stack.pop()]:
-            if not seen[t] and t != without:
+            if not seen[t]:
                 seen[t] = 1
                 stack.append(t)
+    for x in without:
+        seen[x] = 0
     return seen
 
 
-everything = reached(-1)
+def freed(without):
+    rest = reached(without)
+    return sum(nodes[i * NW + SIZE] for i in range(n) if everything[i] and not rest[i])
+
+
+everything = reached(())
 by_id = {nodes[i * NW + ID]: i for i in range(n)}
 retained = {}
 for wanted in ids_wanted:
-    x = by_id[int(wanted, 0)]
-    rest = reached(x)
-    retained[wanted] = sum(nodes[i * NW + SIZE] for i in range(n) if everything[i] and not rest[i])
+    retained[wanted] = freed((by_id[int(wanted, 0)],))
+# And of every object of each class:NAME together.
+for name in classes:
+    retained["class:" + name] = freed([i for i in range(n) if ntypes[nodes[i * NW + T]] != "synthetic" and group(i) == name])
 DETACHED = nf.index("detachedness") if "detachedness" in nf else None
 detached = {}
 for i in range(n):
