@@ -24,7 +24,14 @@ pub fn histogram(
 ) -> Result<DumpHistogram> {
     let dump = open_dump(path, settings)?;
     if crate::v8::is_snapshot_data(dump.data()) {
-        return v8_histogram(dump, path, settings, by, heap, reporter);
+        if by != analysis::GroupBy::Class || heap.is_some() {
+            return Err(Error::Usage(format!(
+                "{} is a V8 heap snapshot: its histogram is by constructor only (no --by package or hierarchy, no --heap)",
+                path.display()
+            )));
+        }
+        let h = crate::v8::read_dump(dump, path, settings, reporter)?;
+        return Ok(DumpHistogram { histogram: crate::v8::histogram(&h), layout: report::V8_FORMAT.to_owned() });
     }
     let mut census = heap::Census::build(&dump, &settings.read, reporter)
         .map_err(|source| Error::Dump { path: path.to_owned(), source })?;
@@ -42,25 +49,6 @@ pub fn histogram(
     histogram.heap = heap;
     histogram.heaps = heaps;
     Ok(DumpHistogram { histogram, layout: census.layout_name() })
-}
-
-/// [`histogram`] of a V8 heap snapshot, by constructor.
-fn v8_histogram(
-    dump: heap::Dump,
-    path: &Path,
-    settings: &ReadSettings,
-    by: analysis::GroupBy,
-    heap: Option<&str>,
-    reporter: &dyn Reporter,
-) -> Result<DumpHistogram> {
-    if by != analysis::GroupBy::Class || heap.is_some() {
-        return Err(Error::Usage(format!(
-            "{} is a V8 heap snapshot: its histogram is by constructor only (no --by package or hierarchy, no --heap)",
-            path.display()
-        )));
-    }
-    let h = crate::v8::read_dump(dump, path, settings, reporter)?;
-    Ok(DumpHistogram { histogram: crate::v8::histogram(&h), layout: report::V8_FORMAT.to_owned() })
 }
 
 /// What `info` says of the dump at `path`, and the warnings of reading it (which `info`
