@@ -75,23 +75,25 @@ impl Tools {
         for p in paths {
             let path = Path::new(p);
             out.push(match inputs::kind(path)? {
-                InputKind::Dump if crate::v8::is_snapshot(path) => {
-                    let info = crate::v8::info(&self.snapshot(p)?.expect("a snapshot"), path);
-                    serde_json::json!({
-                        "path": p, "kind": "V8 heap snapshot", "objects": info.objects,
-                        "references": info.references,
-                    })
-                }
-                InputKind::Dump => {
-                    let h = self.heap(p)?;
-                    let s = &h.snap;
-                    serde_json::json!({
-                        "path": p, "kind": "heap dump", "objects": s.object_count(),
-                        "references": s.edge_count(), "classes": s.classes().len(),
-                        "shallow_bytes": s.census.total().shallow_bytes,
-                        "timestamp_ms": s.census.header.timestamp_ms,
-                    })
-                }
+                InputKind::Dump => match self.snapshot(p)? {
+                    Some(h) => {
+                        let info = crate::v8::info(&h, path);
+                        serde_json::json!({
+                            "path": p, "kind": "V8 heap snapshot", "objects": info.objects,
+                            "references": info.references,
+                        })
+                    }
+                    None => {
+                        let h = self.heap(p)?;
+                        let s = &h.snap;
+                        serde_json::json!({
+                            "path": p, "kind": "heap dump", "objects": s.object_count(),
+                            "references": s.edge_count(), "classes": s.classes().len(),
+                            "shallow_bytes": s.census.total().shallow_bytes,
+                            "timestamp_ms": s.census.header.timestamp_ms,
+                        })
+                    }
+                },
                 InputKind::RunStore => {
                     let run = crate::series::read_run(path)?;
                     serde_json::json!({"path": p, "kind": "run store", "snapshots": run.samples.len()})

@@ -253,16 +253,7 @@ pub fn dominators_of(
 /// What `info` says of a snapshot: its nodes, edges, the root categories V8 lists under
 /// `(GC roots)` with how many references each holds, and what the root reaches.
 pub fn info(h: &V8Heap, path: &Path) -> report::DumpInfo {
-    let mut seen = graph::BitSet::new(h.node_count());
-    let mut stack = vec![0usize];
-    seen.insert(0);
-    while let Some(v) = stack.pop() {
-        graph::Graph::successors(h, v, &mut |t| {
-            if seen.insert(t) {
-                stack.push(t);
-            }
-        });
-    }
+    let seen = retained::reach(h, &[0], None);
     let (mut reachable, mut unreachable) = ((0u64, 0u64), (0u64, 0u64));
     for n in objects(h) {
         let side = if seen.contains(n.index()) { &mut reachable } else { &mut unreachable };

@@ -47,7 +47,7 @@ fn totals(h: &V8Heap, live: &BitSet, members: &[NodeIdx]) -> report::GroupTotals
 }
 
 /// The nodes reached from `starts` along retaining references, never entering `avoid`.
-fn reach(h: &V8Heap, starts: &[usize], avoid: Option<&BitSet>) -> BitSet {
+pub(super) fn reach(h: &V8Heap, starts: &[usize], avoid: Option<&BitSet>) -> BitSet {
     let blocked = |v: usize| avoid.is_some_and(|a| a.contains(v));
     let mut seen = BitSet::new(h.node_count());
     let mut stack: Vec<usize> = Vec::new();
