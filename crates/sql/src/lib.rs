@@ -22,7 +22,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 
 pub use functions::{FunctionDoc, FUNCTIONS};
 pub use heap_data::Heap;
-pub use tables::{ColumnDoc, TableDoc, TABLES};
+pub use tables::{tables, ColumnDoc, TableDoc};
 
 /// How a session shows what the heap holds.
 #[derive(Debug, Clone, Copy, Default)]

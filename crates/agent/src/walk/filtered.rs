@@ -5,11 +5,9 @@
 //! class is an array class: what a leak that began after the heap grew too big to walk needs,
 //! a level per walk, until its structure's chain reaches a root or a static field.
 
-use std::ffi::c_void;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
-use super::common::{Aborted, Clock, WalkFailed};
+use super::common::{on_reference, Aborted, Clock, Reference, Visitor, WalkFailed};
 use super::holders::{Held, Holders, Kind, Link, MAX_LEVEL};
 use crate::classes::{class_id, with_link, HOLDER_BIT, WATCH_BIT};
 use crate::jvmti::{reference, Env, HeapCallbacks, HeapReferenceCallback, Jint, Jlong, Jobject};
@@ -37,7 +35,7 @@ pub fn walk_to(
     let mut state = State { holders, object_arrays: &object_arrays, clock: Clock::new(deadline) };
     let callbacks = HeapCallbacks {
         heap_iteration: std::ptr::null(),
-        heap_reference: Some(on_reference as HeapReferenceCallback),
+        heap_reference: Some(on_reference::<State> as HeapReferenceCallback),
         primitive_field: std::ptr::null(),
         array_primitive_value: None,
         string_primitive_value: std::ptr::null(),
@@ -47,53 +45,24 @@ pub fn walk_to(
     state.clock.end(|| 0)
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn on_reference(
-    kind: u32,
-    _info: *const Jint,
-    class_tag: Jlong,
-    referrer_class_tag: Jlong,
-    size: Jlong,
-    tag_ptr: *mut Jlong,
-    referrer_tag_ptr: *mut Jlong,
-    length: Jint,
-    user_data: *mut c_void,
-) -> Jint {
-    // SAFETY: `user_data` is the `State` that `walk_to` passed and outlives the walk.
-    let state = unsafe { &mut *user_data.cast::<State>() };
-    if state.clock.must_stop() {
-        return crate::jvmti::VISIT_ABORT;
+impl Visitor for State<'_> {
+    fn clock(&mut self) -> &mut Clock {
+        &mut self.clock
     }
-    // An object referring to itself says nothing of what holds it; the same pointer is both.
-    if tag_ptr.is_null() || tag_ptr == referrer_tag_ptr || kind == reference::CLASS {
-        return crate::jvmti::VISIT_OBJECTS;
+
+    fn visit(&mut self, r: &Reference, tag: Option<&mut Jlong>, referrer_tag: Option<&mut Jlong>) -> Jint {
+        // An object referring to itself says nothing of what holds it.
+        if let Some(tag) = tag.filter(|_| !r.itself && r.kind != reference::CLASS) {
+            visit(self, r, tag, referrer_tag);
+        }
+        crate::jvmti::VISIT_OBJECTS
     }
-    // SAFETY: the pointers are the referee's and the referrer's tags (distinct, checked
-    // above), valid and writable during the callback.
-    let (tag, referrer) = unsafe { (&mut *tag_ptr, referrer_tag_ptr.as_mut()) };
-    let r = catch_unwind(AssertUnwindSafe(|| {
-        visit(state, kind, class_tag, referrer_class_tag, size, length, tag, referrer)
-    }));
-    if r.is_err() {
-        state.clock.panicked = true;
-        return crate::jvmti::VISIT_ABORT;
-    }
-    crate::jvmti::VISIT_OBJECTS
 }
 
 /// One reference to an instance of the class: its referee tagged `tag`, its referrer tagged
 /// `referrer` (none for a root).
-#[allow(clippy::too_many_arguments)]
-fn visit(
-    state: &mut State,
-    kind: u32,
-    class_tag: Jlong,
-    referrer_class_tag: Jlong,
-    size: Jlong,
-    length: Jint,
-    tag: &mut Jlong,
-    referrer: Option<&mut Jlong>,
-) {
+fn visit(state: &mut State, r: &Reference, tag: &mut Jlong, referrer: Option<&mut Jlong>) {
+    let Reference { kind, class_tag, referrer_class_tag, size, length, .. } = *r;
     let h = &mut *state.holders;
     let mut linked = h.live(*tag);
     // A watched object (tagged at birth by its constructor's hook) is linked when a walk
@@ -165,18 +134,13 @@ fn visit(
 
 /// [`visit`] for a test's walk, with a state of its own.
 #[cfg(test)]
-#[allow(clippy::too_many_arguments)]
 pub(super) fn visit_for_test(
     holders: &mut Holders,
     object_arrays: &[bool],
-    kind: u32,
-    class_tag: Jlong,
-    referrer_class_tag: Jlong,
-    size: Jlong,
-    length: Jint,
+    r: &Reference,
     tag: &mut Jlong,
     referrer: Option<&mut Jlong>,
 ) {
     let mut state = State { holders, object_arrays, clock: Clock::new(Duration::from_secs(3600)) };
-    visit(&mut state, kind, class_tag, referrer_class_tag, size, length, tag, referrer);
+    visit(&mut state, r, tag, referrer);
 }

@@ -116,7 +116,7 @@ pub fn walk(
     };
     let callbacks = HeapCallbacks {
         heap_iteration: std::ptr::null(),
-        heap_reference: Some(on_reference as HeapReferenceCallback),
+        heap_reference: Some(on_reference::<State> as HeapReferenceCallback),
         primitive_field: std::ptr::null(),
         array_primitive_value: Some(on_primitive_array as ArrayPrimitiveCallback),
         string_primitive_value: std::ptr::null(),
@@ -197,67 +197,17 @@ fn summarise(state: &State, names: &[String]) -> HeapSummary {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn on_reference(
-    kind: u32,
-    info: *const Jint,
-    class_tag: Jlong,
-    referrer_class_tag: Jlong,
-    size: Jlong,
-    tag_ptr: *mut Jlong,
-    referrer_tag_ptr: *mut Jlong,
-    length: Jint,
-    user_data: *mut c_void,
-) -> Jint {
-    // SAFETY: `user_data` is the `State` that `walk` passed and outlives the walk.
-    let state = unsafe { &mut *user_data.cast::<State>() };
-    if state.clock.must_stop() {
-        return crate::jvmti::VISIT_ABORT;
+impl Visitor for State<'_> {
+    fn clock(&mut self) -> &mut Clock {
+        &mut self.clock
     }
-    // SAFETY: `info` points at the reference info of this kind when not null.
-    let index = if info.is_null() { -1 } else { unsafe { *info } };
-    // An object referring to itself gets one pointer for both tags (JVMTI says so); the
-    // reference says nothing of what holds it, so it is counted as a reference only.
-    let itself = !tag_ptr.is_null() && tag_ptr == referrer_tag_ptr;
-    let mut referrer_copy = if itself {
-        // SAFETY: as below, read only.
-        Some(unsafe { *tag_ptr })
-    } else {
-        None
-    };
-    // SAFETY: when not null, the pointers are the referent's and the referrer's tags, valid
-    // (and writable: JVMTI lets the callback set both) during the callback, and distinct
-    // (the same pointer is read into a copy above).
-    let (tag, referrer_tag) = unsafe {
-        match referrer_copy.as_mut() {
-            Some(copy) => (tag_ptr.as_mut(), Some(copy)),
-            None => (tag_ptr.as_mut(), referrer_tag_ptr.as_mut()),
-        }
-    };
-    let r = catch_unwind(AssertUnwindSafe(|| {
-        if state.panic_for_test {
+
+    fn visit(&mut self, r: &Reference, tag: Option<&mut Jlong>, referrer_tag: Option<&mut Jlong>) -> Jint {
+        if self.panic_for_test {
             panic!("test_panic:walk");
         }
-        let reference = Reference { kind, index, class_tag, referrer_class_tag, size, length, itself };
-        visit(state, &reference, tag, referrer_tag)
-    }));
-    r.unwrap_or_else(|_| {
-        state.clock.panicked = true;
-        crate::jvmti::VISIT_ABORT
-    })
-}
-
-/// One reference a walk reports, as JVMTI describes it.
-#[derive(Debug, Clone, Copy)]
-struct Reference {
-    kind: u32,
-    index: Jint,
-    class_tag: Jlong,
-    referrer_class_tag: Jlong,
-    size: Jlong,
-    length: Jint,
-    /// The referrer is the referee.
-    itself: bool,
+        visit(self, r, tag, referrer_tag)
+    }
 }
 
 /// Counts one reference and keeps the links: `tag` is the referee's tag and `referrer_tag`
@@ -466,7 +416,7 @@ unsafe extern "C" fn on_primitive_array(
     _elements: *const c_void,
     user_data: *mut c_void,
 ) -> Jint {
-    // SAFETY: as in `on_reference`.
+    // SAFETY: `user_data` is the `State` that `walk` passed and outlives the walk.
     let state = unsafe { &mut *user_data.cast::<State>() };
     let r = catch_unwind(AssertUnwindSafe(|| {
         if let Some(c) = class_id(class_tag) {

@@ -162,49 +162,24 @@ impl Heap {
             if heap.class[to] != class {
                 return;
             }
-            let (size, length) = (heap.size[to], heap.length[to]);
             let mut tag = heap.tags[to];
+            let referrer_class = match from {
+                Some((o, c)) if o != usize::MAX => class_tag(c),
+                Some(_) => class_tag(CLASS),
+                None => 0,
+            };
+            let r = Reference { referrer_class_tag: referrer_class, ..heap.reference(kind, class, to) };
             match from {
-                Some((o, referrer_class)) if o != usize::MAX => {
+                Some((o, _)) if o != usize::MAX => {
                     let mut referrer = heap.tags[o];
-                    filtered::visit_for_test(
-                        holders,
-                        &object_arrays,
-                        kind,
-                        class_tag(class),
-                        class_tag(referrer_class),
-                        size,
-                        length,
-                        &mut tag,
-                        Some(&mut referrer),
-                    );
+                    filtered::visit_for_test(holders, &object_arrays, &r, &mut tag, Some(&mut referrer));
                     heap.tags[o] = referrer;
                 }
                 Some((_, mirror)) => {
                     let mut referrer = class_tag(mirror);
-                    filtered::visit_for_test(
-                        holders,
-                        &object_arrays,
-                        kind,
-                        class_tag(class),
-                        class_tag(CLASS),
-                        size,
-                        length,
-                        &mut tag,
-                        Some(&mut referrer),
-                    );
+                    filtered::visit_for_test(holders, &object_arrays, &r, &mut tag, Some(&mut referrer));
                 }
-                None => filtered::visit_for_test(
-                    holders,
-                    &object_arrays,
-                    kind,
-                    class_tag(class),
-                    0,
-                    size,
-                    length,
-                    &mut tag,
-                    None,
-                ),
+                None => filtered::visit_for_test(holders, &object_arrays, &r, &mut tag, None),
             }
             heap.tags[to] = tag;
         };

@@ -33,7 +33,7 @@ pub struct SqlArgs {
 
 fn after_help() -> String {
     let mut text = String::from("Tables (heap is the dump's number, from 1):\n");
-    for t in sql::TABLES {
+    for t in sql::tables() {
         let names: Vec<&str> = t.columns.iter().map(|c| c.name).collect();
         text.push_str(&wrapped(&format!("{}({}): {}", t.name, names.join(", "), t.doc)));
     }
@@ -171,7 +171,7 @@ fn repl(args: &SqlArgs, session: &sql::Session, bar: &Bar) -> anyhow::Result<Exi
 }
 
 fn table_names() -> Vec<&'static str> {
-    sql::TABLES.iter().map(|t| t.name).collect()
+    sql::tables().into_iter().map(|t| t.name).collect()
 }
 
 /// Completes table and column names and SQL keywords at the prompt.
@@ -217,9 +217,9 @@ impl rustyline::completion::Completer for Completer {
         }
         let lower = word.to_lowercase();
         let functions = sql::FUNCTIONS.iter().map(|f| f.signature.split('(').next().unwrap_or_default());
-        let mut found: Vec<String> = sql::TABLES
-            .iter()
-            .flat_map(|t| std::iter::once(t.name).chain(t.columns.iter().map(|c| c.name)))
+        let mut found: Vec<String> = sql::tables()
+            .into_iter()
+            .flat_map(|t| std::iter::once(t.name).chain(t.columns.into_iter().map(|c| c.name)))
             .chain(functions)
             .filter(|n| n.starts_with(&lower))
             .map(str::to_owned)

@@ -127,7 +127,7 @@ pub fn assert_mcp_on_tomcat(dumps: &[PathBuf]) {
     // The sql tool's description lists the tables as they are.
     let sql_tool = tools["tools"].as_array().unwrap().iter().find(|t| t["name"] == "sql").unwrap();
     let description = sql_tool["description"].as_str().unwrap();
-    for t in sql::TABLES {
+    for t in sql::tables() {
         let columns: Vec<&str> = t.columns.iter().map(|c| c.name).collect();
         let listed = format!("{}({})", t.name, columns.join(", "));
         assert!(description.contains(&listed), "the sql tool does not list {listed}");

@@ -4,45 +4,39 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, BooleanArray, DictionaryArray, StringArray, UInt32Array, UInt64Array};
 use datafusion::arrow::datatypes::UInt32Type;
-use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::error::Result as DfResult;
 use heap::ClassIdx;
 
 use crate::heap_data::Heap;
 
-use super::table::Scan;
-
-/// The columns `scan` projects, in its order, each built by `column` from its name; a name
-/// `column` does not know (`None`) is an internal error naming `table`.
-pub(super) fn project(
-    scan: &Scan,
-    table: &str,
-    mut column: impl FnMut(&str) -> DfResult<Option<ArrayRef>>,
-) -> DfResult<Vec<ArrayRef>> {
-    scan.columns.iter().map(|&name| column(name)?.ok_or_else(|| unknown(table, name))).collect()
+/// Unsigned 64-bit values.
+pub(super) fn ints(values: impl Iterator<Item = u64>) -> DfResult<ArrayRef> {
+    Ok(Arc::new(UInt64Array::from_iter_values(values)))
 }
 
-fn unknown(table: &str, column: &str) -> DataFusionError {
-    DataFusionError::Internal(format!("no column {column} in {table}"))
+/// Unsigned 64-bit values or NULLs.
+pub(super) fn some_ints(values: impl Iterator<Item = Option<u64>>) -> DfResult<ArrayRef> {
+    Ok(Arc::new(values.collect::<UInt64Array>()))
 }
 
-pub(super) fn ints(values: impl Iterator<Item = u64>) -> ArrayRef {
-    Arc::new(UInt64Array::from_iter_values(values))
+/// Unsigned 32-bit values or NULLs.
+pub(super) fn some_smalls(values: impl Iterator<Item = Option<u32>>) -> DfResult<ArrayRef> {
+    Ok(Arc::new(values.collect::<UInt32Array>()))
 }
 
-pub(super) fn some_ints(values: impl Iterator<Item = Option<u64>>) -> ArrayRef {
-    Arc::new(values.collect::<UInt64Array>())
+/// Texts or NULLs.
+pub(super) fn texts<'a>(values: impl Iterator<Item = Option<&'a str>>) -> DfResult<ArrayRef> {
+    Ok(Arc::new(values.collect::<StringArray>()))
 }
 
-pub(super) fn texts<'a>(values: impl Iterator<Item = Option<&'a str>>) -> ArrayRef {
-    Arc::new(values.collect::<StringArray>())
+/// Texts made for the column, or NULLs.
+pub(super) fn owned_texts(values: impl Iterator<Item = Option<String>>) -> DfResult<ArrayRef> {
+    Ok(Arc::new(values.collect::<StringArray>()))
 }
 
-pub(super) fn owned_texts(values: impl Iterator<Item = Option<String>>) -> ArrayRef {
-    Arc::new(values.collect::<StringArray>())
-}
-
-pub(super) fn bools(values: impl Iterator<Item = bool>) -> ArrayRef {
-    Arc::new(values.map(Some).collect::<BooleanArray>())
+/// True or false.
+pub(super) fn bools(values: impl Iterator<Item = bool>) -> DfResult<ArrayRef> {
+    Ok(Arc::new(values.map(Some).collect::<BooleanArray>()))
 }
 
 /// Class names as a dictionary over the heap's class names.

@@ -1,8 +1,5 @@
 //! The `heaps` table: one row per input.
 
-use datafusion::arrow::array::ArrayRef;
-use datafusion::error::Result as DfResult;
-
 use crate::heap_data::Heap;
 
 use super::columns::*;
@@ -12,48 +9,39 @@ use super::table::*;
 pub(super) struct Heaps;
 
 impl Table for Heaps {
-    fn doc(&self) -> &'static TableDoc {
-        &DOC
-    }
+    /// A heap has one row, which needs nothing of its own.
+    type Row = ();
 
-    fn batch(&self) -> u64 {
-        1
-    }
+    const DECLARED: Declared<()> = Declared::new(
+        "heaps",
+        "one row per input",
+        1,
+        &[
+            col("path", Kind::Text, "the dump file", |b| {
+                owned_texts(b.rows.iter().map(|_| Some(b.heap.path.to_string_lossy().into_owned())))
+            }),
+            col("objects", Kind::Int, "objects in the dump", |b| ints(b.rows.iter().map(|_| b.snap().object_count()))),
+            col("refs", Kind::Int, "references between them", |b| ints(b.rows.iter().map(|_| b.snap().edge_count()))),
+            col("classes", Kind::Int, "classes loaded", |b| {
+                ints(b.rows.iter().map(|_| b.snap().classes().len() as u64))
+            }),
+            col("roots", Kind::Int, "GC roots the dump declares", |b| {
+                ints(b.rows.iter().map(|_| b.snap().roots.len() as u64))
+            }),
+            col("shallow_bytes", Kind::Int, "bytes of all objects, as the JVM counts them", |b| {
+                ints(b.rows.iter().map(|_| b.snap().census.total().shallow_bytes))
+            }),
+            col("timestamp_ms", Kind::Int, "when the dump was written, in milliseconds since 1970", |b| {
+                ints(b.rows.iter().map(|_| b.snap().census.header.timestamp_ms))
+            }),
+        ],
+    );
 
     fn units(&self, _: &Heap) -> u64 {
         1
     }
 
-    fn build(&self, scan: &Scan, t: &Task) -> DfResult<(usize, Vec<ArrayRef>)> {
-        let h = &t.heap;
-        let s = &h.snap;
-        let columns = project(scan, DOC.name, |c| {
-            Ok(Some(match c {
-                "path" => texts(std::iter::once(Some(h.path.to_string_lossy().as_ref()))),
-                "objects" => ints(std::iter::once(s.object_count())),
-                "refs" => ints(std::iter::once(s.edge_count())),
-                "classes" => ints(std::iter::once(s.classes().len() as u64)),
-                "roots" => ints(std::iter::once(s.roots.len() as u64)),
-                "shallow_bytes" => ints(std::iter::once(s.census.total().shallow_bytes)),
-                "timestamp_ms" => ints(std::iter::once(s.census.header.timestamp_ms)),
-                _ => return Ok(None),
-            }))
-        })?;
-        Ok((1, columns))
+    fn rows(&self, _: &Scan, _: &Task) -> Vec<()> {
+        vec![()]
     }
 }
-
-pub(super) const DOC: TableDoc = TableDoc {
-    name: "heaps",
-    doc: "one row per input",
-    columns: &[
-        HEAP,
-        col("path", Kind::Text, "the dump file"),
-        col("objects", Kind::Int, "objects in the dump"),
-        col("refs", Kind::Int, "references between them"),
-        col("classes", Kind::Int, "classes loaded"),
-        col("roots", Kind::Int, "GC roots the dump declares"),
-        col("shallow_bytes", Kind::Int, "bytes of all objects, as the JVM counts them"),
-        col("timestamp_ms", Kind::Int, "when the dump was written, in milliseconds since 1970"),
-    ],
-};

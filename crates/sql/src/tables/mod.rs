@@ -31,15 +31,17 @@ mod refs;
 mod roots;
 mod table;
 
+use table::{AnyTable, Scan, Task};
 pub use table::{ColumnDoc, TableDoc};
-use table::{Scan, Table, Task};
 
 /// Every table, in the order `--help` lists them.
-pub static TABLES: &[TableDoc] = &[heaps::DOC, classes::DOC, objects::DOC, refs::DOC, roots::DOC, fields::DOC];
-
-/// Every table, in `TABLES`' order.
-static ALL: [&dyn Table; 6] =
+static ALL: [&dyn AnyTable; 6] =
     [&heaps::Heaps, &classes::Classes, &objects::Objects, &refs::Refs, &roots::Roots, &fields::Fields];
+
+/// Every table's name, what a row is and its columns, in the order `--help` lists them.
+pub fn tables() -> Vec<TableDoc> {
+    ALL.iter().map(|t| t.doc()).collect()
+}
 
 /// Registers every table over `heaps` in `ctx`.
 pub(crate) fn register(ctx: &SessionContext, heaps: &[Arc<Heap>], settings: Settings) -> Result<(), crate::Error> {
@@ -64,7 +66,7 @@ impl HeapTable {
 
 /// A table over every heap of the session: a scan builds the projected columns, batch by batch.
 pub(crate) struct HeapTable {
-    table: &'static dyn Table,
+    table: &'static dyn AnyTable,
     heaps: Vec<Arc<Heap>>,
     settings: Settings,
     /// For a table function's answer: the heaps it covers, each with the objects it chose
@@ -119,7 +121,7 @@ pub(crate) fn number_of(v: &ScalarValue) -> Option<u64> {
 #[async_trait]
 impl TableProvider for HeapTable {
     fn schema(&self) -> SchemaRef {
-        let fields: Vec<Field> = self.table.doc().columns.iter().map(ColumnDoc::field).collect();
+        let fields: Vec<Field> = self.table.doc().columns.iter().map(|c| c.field()).collect();
         Arc::new(Schema::new(fields))
     }
 
@@ -147,7 +149,8 @@ impl TableProvider for HeapTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let all: Vec<usize> = (0..self.table.doc().columns.len()).collect();
+        let doc = self.table.doc();
+        let all: Vec<usize> = (0..doc.columns.len()).collect();
         let projection = projection.unwrap_or(&all);
         let schema = Arc::new(self.schema().project(projection)?);
         let mut heaps: Vec<u32> = (1..=self.heaps.len() as u32).collect();
@@ -163,7 +166,7 @@ impl TableProvider for HeapTable {
             }
         }
         let columns: Vec<&'static str> =
-            projection.iter().map(|&i| self.table.doc().columns[i].name).filter(|&n| n != "heap").collect();
+            projection.iter().map(|&i| doc.columns[i].name).filter(|&n| n != "heap").collect();
         let scan = Scan { columns, class, settings: self.settings };
         let sources: Vec<(u32, Option<Arc<[ObjIdx]>>)> = match &self.chosen {
             Some(chosen) => {
@@ -211,7 +214,7 @@ struct Part {
     schema: SchemaRef,
     tasks: Vec<Task>,
     scan: Scan,
-    table: &'static dyn Table,
+    table: &'static dyn AnyTable,
 }
 
 impl std::fmt::Debug for Part {

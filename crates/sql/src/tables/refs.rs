@@ -1,7 +1,5 @@
 //! The `refs` table: one row per reference.
 
-use datafusion::arrow::array::ArrayRef;
-use datafusion::error::Result as DfResult;
 use heap::ObjIdx;
 
 use super::columns::*;
@@ -11,19 +9,31 @@ use super::table::*;
 pub(super) struct Refs;
 
 impl Table for Refs {
-    fn doc(&self) -> &'static TableDoc {
-        &DOC
-    }
+    /// From, the reference, and its field's name when the scan reads it.
+    type Row = (ObjIdx, heap::Edge, Option<String>);
 
-    fn batch(&self) -> u64 {
-        1 << 14
-    }
+    const DECLARED: Declared<Self::Row> = Declared::new(
+        "refs",
+        "one row per reference between objects",
+        1 << 14,
+        &[
+            col("from", Kind::Id, "the referring object's id", |b| ints(b.rows.iter().map(|r| b.snap().address(r.0)))),
+            col("to", Kind::Id, "the referenced object's id", |b| {
+                ints(b.rows.iter().map(|r| b.snap().address(r.1.target)))
+            }),
+            col("field", Kind::Text, "the field (name, [index], or static name) it is held in", |b| {
+                texts(b.rows.iter().map(|r| r.2.as_deref()))
+            }),
+            col("strength", Kind::Text, "strong, weak, soft, phantom or final", |b| {
+                texts(b.rows.iter().map(|r| Some(r.1.strength.name())))
+            }),
+        ],
+    );
 
-    fn build(&self, scan: &Scan, t: &Task) -> DfResult<(usize, Vec<ArrayRef>)> {
+    fn rows(&self, scan: &Scan, t: &Task) -> Vec<Self::Row> {
         let s = &t.heap.snap;
-        let labels = scan.columns.contains(&"field");
-        // (from, to, strength, field)
-        let mut rows: Vec<(ObjIdx, heap::Edge, Option<String>)> = Vec::new();
+        let labels = scan.wants("field");
+        let mut rows = Vec::new();
         for o in t.units.clone().map(ObjIdx) {
             if labels {
                 rows.extend(s.labeled_edges(o).into_iter().map(|(l, e)| (o, e, Some(s.label_name(o, l)))));
@@ -31,27 +41,6 @@ impl Table for Refs {
                 rows.extend(s.edges(o).map(|e| (o, e, None)));
             }
         }
-        let columns = project(scan, DOC.name, |name| {
-            Ok(Some(match name {
-                "from" => ints(rows.iter().map(|r| s.address(r.0))),
-                "to" => ints(rows.iter().map(|r| s.address(r.1.target))),
-                "strength" => texts(rows.iter().map(|r| Some(r.1.strength.name()))),
-                "field" => texts(rows.iter().map(|r| r.2.as_deref())),
-                _ => return Ok(None),
-            }))
-        })?;
-        Ok((rows.len(), columns))
+        rows
     }
 }
-
-pub(super) const DOC: TableDoc = TableDoc {
-    name: "refs",
-    doc: "one row per reference between objects",
-    columns: &[
-        HEAP,
-        col("from", Kind::Id, "the referring object's id"),
-        col("to", Kind::Id, "the referenced object's id"),
-        col("field", Kind::Text, "the field (name, [index], or static name) it is held in"),
-        col("strength", Kind::Text, "strong, weak, soft, phantom or final"),
-    ],
-};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::{DataType, Field};
-use datafusion::error::Result as DfResult;
+use datafusion::error::{DataFusionError, Result as DfResult};
 use heap::ObjIdx;
 
 use crate::heap_data::Heap;
@@ -80,45 +80,159 @@ pub struct TableDoc {
     /// What one row is.
     pub doc: &'static str,
     /// Its columns, `heap` first.
-    pub columns: &'static [ColumnDoc],
+    pub columns: Vec<&'static ColumnDoc>,
 }
 
-pub(super) const fn col(name: &'static str, kind: Kind, doc: &'static str) -> ColumnDoc {
-    ColumnDoc { name, kind, nullable: false, doc }
+/// The column every table starts with; the scan fills it, not the table.
+pub(super) const HEAP: ColumnDoc = ColumnDoc {
+    name: "heap",
+    kind: Kind::Small,
+    nullable: false,
+    doc: "the input it comes from, numbered from 1 in the order given",
+};
+
+/// One batch: its rows, and what their columns are built from.
+pub(super) struct Batch<'a, R> {
+    pub(super) heap: &'a Heap,
+    pub(super) scan: &'a Scan,
+    pub(super) rows: Vec<R>,
 }
 
-pub(super) const fn opt(name: &'static str, kind: Kind, doc: &'static str) -> ColumnDoc {
-    ColumnDoc { name, kind, nullable: true, doc }
+impl<R> Batch<'_, R> {
+    /// The heap's snapshot.
+    pub(super) fn snap(&self) -> &heap::Snapshot {
+        &self.heap.snap
+    }
+
+    /// A String's text (its first characters), for a scan with `--show-values`; none for
+    /// other objects and without the flag.
+    pub(super) fn string_text(&self) -> impl Fn(ObjIdx) -> Option<String> + '_ {
+        let s = self.snap();
+        let string = s.classes().find("java.lang.String").filter(|_| self.scan.settings.show_values);
+        move |o| (string == Some(s.class_of(o))).then(|| s.string_value(o, analysis::VALUE_CHARS)).flatten()
+    }
 }
 
-pub(super) const HEAP: ColumnDoc =
-    col("heap", Kind::Small, "the input it comes from, numbered from 1 in the order given");
+/// How a batch's rows build a column.
+pub(super) type Build<R> = fn(&Batch<'_, R>) -> DfResult<ArrayRef>;
 
-/// One table: its documentation and columns, and how a scan reads it.
-pub(super) trait Table: Send + Sync {
-    /// Its name, what a row is, and its columns.
-    fn doc(&self) -> &'static TableDoc;
+/// A column: as `--help` documents it, beside how a batch of rows of type `R` builds it.
+pub(super) struct Column<R> {
+    pub(super) doc: ColumnDoc,
+    build: Build<R>,
+}
 
+/// A column that always has a value.
+pub(super) const fn col<R>(name: &'static str, kind: Kind, doc: &'static str, build: Build<R>) -> Column<R> {
+    Column { doc: ColumnDoc { name, kind, nullable: false, doc }, build }
+}
+
+/// A column that may be NULL.
+pub(super) const fn opt<R>(name: &'static str, kind: Kind, doc: &'static str, build: Build<R>) -> Column<R> {
+    let mut column = col(name, kind, doc, build);
+    column.doc.nullable = true;
+    column
+}
+
+/// A table declared by its rows: its name, what a row is, its batch size and its columns.
+pub(super) struct Declared<R: 'static> {
+    pub(super) name: &'static str,
+    pub(super) doc: &'static str,
     /// Units (objects, classes, roots) per batch.
-    fn batch(&self) -> u64;
+    pub(super) batch: u64,
+    /// Its columns after `heap`, in the order `--help` lists them.
+    pub(super) columns: &'static [Column<R>],
+}
+
+impl<R> Declared<R> {
+    /// The table `name`, whose rows are `doc`, read `batch` units at a time.
+    pub(super) const fn new(name: &'static str, doc: &'static str, batch: u64, columns: &'static [Column<R>]) -> Self {
+        Declared { name, doc, batch, columns }
+    }
+}
+
+/// One table: its declaration, and the rows a scan reads of it.
+pub(super) trait Table: Send + Sync + 'static {
+    /// What one row is made of.
+    type Row: 'static;
+
+    /// Its name, what a row is, its batch size and its columns.
+    const DECLARED: Declared<Self::Row>;
+
+    /// Whether a `class = '...'` filter is applied by the scan (the table has a row per object).
+    const PUSHES_CLASS: bool = false;
 
     /// The units of one heap a whole scan covers: objects unless the table says otherwise.
     fn units(&self, h: &Heap) -> u64 {
         h.snap.object_count()
     }
 
-    /// Whether a `class = '...'` filter is applied by the scan (the table has a row per object).
-    fn pushes_class(&self) -> bool {
-        false
-    }
-
     /// Computes what the scan's columns need of a heap (dominators, depths), once, before the
     /// batches run in parallel.
     fn prepare(&self, _scan: &Scan, _h: &Heap) {}
 
+    /// The rows of one task's units of one heap.
+    fn rows(&self, scan: &Scan, t: &Task) -> Vec<Self::Row>;
+}
+
+/// A [`Table`] whatever its rows: what the engine's provider holds.
+pub(super) trait AnyTable: Send + Sync {
+    /// Its name, what a row is, and its columns.
+    fn doc(&self) -> TableDoc;
+
+    /// Units per batch.
+    fn batch(&self) -> u64;
+
+    /// As [`Table::units`].
+    fn units(&self, h: &Heap) -> u64;
+
+    /// As [`Table::PUSHES_CLASS`].
+    fn pushes_class(&self) -> bool;
+
+    /// As [`Table::prepare`].
+    fn prepare(&self, scan: &Scan, h: &Heap);
+
     /// Builds the columns `scan.columns` (never `heap`) for one task's units of one heap;
     /// returns the row count and one array per column.
     fn build(&self, scan: &Scan, t: &Task) -> DfResult<(usize, Vec<ArrayRef>)>;
+}
+
+impl<T: Table> AnyTable for T {
+    fn doc(&self) -> TableDoc {
+        let d = &T::DECLARED;
+        let columns = std::iter::once(&HEAP).chain(d.columns.iter().map(|c| &c.doc)).collect();
+        TableDoc { name: d.name, doc: d.doc, columns }
+    }
+
+    fn batch(&self) -> u64 {
+        T::DECLARED.batch
+    }
+
+    fn units(&self, h: &Heap) -> u64 {
+        Table::units(self, h)
+    }
+
+    fn pushes_class(&self) -> bool {
+        T::PUSHES_CLASS
+    }
+
+    fn prepare(&self, scan: &Scan, h: &Heap) {
+        Table::prepare(self, scan, h)
+    }
+
+    fn build(&self, scan: &Scan, t: &Task) -> DfResult<(usize, Vec<ArrayRef>)> {
+        let d = &T::DECLARED;
+        let batch = Batch { heap: &t.heap, scan, rows: self.rows(scan, t) };
+        let columns = scan
+            .columns
+            .iter()
+            .map(|&name| match d.columns.iter().find(|c| c.doc.name == name) {
+                Some(c) => (c.build)(&batch),
+                None => Err(DataFusionError::Internal(format!("no column {name} in {}", d.name))),
+            })
+            .collect::<DfResult<_>>()?;
+        Ok((batch.rows.len(), columns))
+    }
 }
 
 /// What one scan reads.
