@@ -47,32 +47,34 @@ impl Heap {
         self.fields[from].push(to);
     }
 
+    /// A map of `n` entries in a table of `slots`, each entry's node holding what `value`
+    /// makes; returns the map.
+    fn map(&mut self, slots: usize, n: usize, mut value: impl FnMut(&mut Heap) -> usize) -> usize {
+        let map = self.object(MAP, 48, -1);
+        let table = self.object(TABLE, 16 + 4 * slots as i64, slots as i32);
+        self.refer(map, table);
+        for _ in 0..n {
+            let node = self.object(NODE, 32, -1);
+            let value = value(self);
+            self.refer(table, node);
+            self.refer(node, value);
+        }
+        map
+    }
+
     /// A registry (static) holding a map of `n` sessions, each holding the registry back,
     /// and, reached first from a thread, a map of `other` nodes nothing watched is in.
     fn registry(n: usize, other: usize) -> Heap {
         let mut h = Heap::default();
-        let unrelated = h.object(MAP, 48, -1);
-        let unrelated_table = h.object(TABLE, 16 + 4 * other as i64, other as i32);
-        h.refer(unrelated, unrelated_table);
-        for _ in 0..other {
-            let node = h.object(NODE, 32, -1);
-            let value = h.object(OTHER, 16, -1);
-            h.refer(unrelated_table, node);
-            h.refer(node, value);
-        }
+        let unrelated = h.map(other, other, |h| h.object(OTHER, 16, -1));
         h.threads.push(unrelated);
         let registry = h.object(REGISTRY, 16, -1);
-        let map = h.object(MAP, 48, -1);
-        let table = h.object(TABLE, 16 + 4 * 65_536, 65_536);
-        h.refer(registry, map);
-        h.refer(map, table);
-        for _ in 0..n {
-            let node = h.object(NODE, 32, -1);
+        let map = h.map(65_536, n, |h| {
             let session = h.object(SESSION, 24, -1);
-            h.refer(table, node);
-            h.refer(node, session);
             h.refer(session, registry);
-        }
+            session
+        });
+        h.refer(registry, map);
         h.statics.push((REGISTRY, registry));
         h
     }

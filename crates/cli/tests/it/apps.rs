@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{debian_classpath, leakscope, BoundedOutput, Jdk};
+use crate::support::{debian_classpath, leakscope, on_jdk17_and_jdk25, BoundedOutput, Jdk};
 
 /// Debian's jars the services need.
 fn classpath() -> Option<String> {
@@ -102,10 +102,10 @@ fn assert_live_only(report: &Value, last: &Path) {
     assert!(!reported.contains(&"int[]"), "heap fillers reported: {reported:?}");
 }
 
-fn tomcat_sessions_and_an_audit_map(jdk: Option<Jdk>) {
-    let (Some(jdk), Some(cp)) = (jdk, classpath()) else { return };
+fn tomcat_sessions_and_an_audit_map(jdk: &Jdk) {
+    let Some(cp) = classpath() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let dumps = series(&jdk, &cp, "tomcat-sessions", dir.path());
+    let dumps = series(jdk, &cp, "tomcat-sessions", dir.path());
     let report = growth(&dumps);
     let findings = report["findings"].as_array().unwrap();
     assert_eq!(findings[0]["structure"], "org.apache.catalina.session.StandardManager.sessions", "{:#}", findings[0]);
@@ -133,7 +133,7 @@ fn tomcat_sessions_and_an_audit_map(jdk: Option<Jdk>) {
     assert_workbench_on_tomcat(dumps.last().unwrap().to_str().unwrap());
     assert_sql_on_tomcat(&dumps);
     crate::mcp::assert_mcp_on_tomcat(&dumps);
-    crate::share::assert_redaction_keeps_the_analysis(&jdk, &dumps);
+    crate::share::assert_redaction_keeps_the_analysis(jdk, &dumps);
 }
 
 /// SQL on Tomcat's heaps: the last one's answers equal the other commands', and the series
@@ -198,25 +198,25 @@ fn assert_workbench_on_tomcat(dump: &str) {
     assert_eq!(view["dominator"]["id"], node["id"], "its map node alone keeps it");
 }
 
-fn jetty_per_request_cache(jdk: Option<Jdk>) {
-    let (Some(jdk), Some(cp)) = (jdk, classpath()) else { return };
+fn jetty_per_request_cache(jdk: &Jdk) {
+    let Some(cp) = classpath() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let dumps = series(&jdk, &cp, "jetty-cache", dir.path());
+    let dumps = series(jdk, &cp, "jetty-cache", dir.path());
     let report = growth(&dumps);
     let first = &report["findings"][0];
     assert_eq!(first["structure"], "LeakyApps$ResponseCache.ENTRIES", "{first:#}");
     assert_eq!(members(first)[0], "LeakyApps$CachedResponse");
     assert_planted(&report, "LeakyApps$CachedResponse", "LeakyApps$ResponseCache.ENTRIES", "static ENTRIES");
     assert_live_only(&report, dumps.last().unwrap());
-    let bounded = growth(&series(&jdk, &cp, "jetty-bounded", dir.path()));
+    let bounded = growth(&series(jdk, &cp, "jetty-bounded", dir.path()));
     assert_eq!(bounded["candidates"], serde_json::json!([]), "a bounded cache is not a leak");
     assert_eq!(bounded["findings"], serde_json::json!([]));
 }
 
-fn tomcat_redeploys_a_webapp_whose_old_copies_stay(jdk: Option<Jdk>) {
-    let (Some(jdk), Some(cp)) = (jdk, classpath()) else { return };
+fn tomcat_redeploys_a_webapp_whose_old_copies_stay(jdk: &Jdk) {
+    let Some(cp) = classpath() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let dumps = series(&jdk, &cp, "tomcat-redeploy", dir.path());
+    let dumps = series(jdk, &cp, "tomcat-redeploy", dir.path());
     let report = growth(&dumps);
     let leak = &report["loader_leaks"][0];
     assert_eq!(leak["loader"], "org.apache.catalina.loader.ParallelWebappClassLoader", "{report:#}");
@@ -253,35 +253,9 @@ fn tomcat_redeploys_a_webapp_whose_old_copies_stay(jdk: Option<Jdk>) {
     assert_live_only(&report, dumps.last().unwrap());
 }
 
-#[test]
-fn tomcat_redeploys_a_webapp_whose_old_copies_stay_on_jdk17() {
-    tomcat_redeploys_a_webapp_whose_old_copies_stay(Some(Jdk::default_jdk()));
-}
-
-#[test]
-fn tomcat_redeploys_a_webapp_whose_old_copies_stay_on_jdk25() {
-    tomcat_redeploys_a_webapp_whose_old_copies_stay(Jdk::require25());
-}
-
-#[test]
-fn tomcat_sessions_and_an_audit_map_on_jdk17() {
-    tomcat_sessions_and_an_audit_map(Some(Jdk::default_jdk()));
-}
-
-#[test]
-fn tomcat_sessions_and_an_audit_map_on_jdk25() {
-    tomcat_sessions_and_an_audit_map(Jdk::require25());
-}
-
-#[test]
-fn jetty_per_request_cache_on_jdk17() {
-    jetty_per_request_cache(Some(Jdk::default_jdk()));
-}
-
-#[test]
-fn jetty_per_request_cache_on_jdk25() {
-    jetty_per_request_cache(Jdk::require25());
-}
+on_jdk17_and_jdk25!(tomcat_redeploys_a_webapp_whose_old_copies_stay);
+on_jdk17_and_jdk25!(tomcat_sessions_and_an_audit_map);
+on_jdk17_and_jdk25!(jetty_per_request_cache);
 
 #[test]
 fn three_dumps_taken_at_uneven_times_and_a_gate_that_cannot_judge() {

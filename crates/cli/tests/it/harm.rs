@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{await_line, build_agent, leakscope, BoundedOutput, Jdk};
+use crate::support::{await_line, build_agent, leakscope, on_jdk17_and_jdk25, BoundedOutput, Jdk};
 
 use crate::support::DEMO;
 
@@ -282,7 +282,7 @@ fn g1_dump(jdk: &Jdk, dir: &std::path::Path) -> std::path::PathBuf {
     path
 }
 
-fn explained_once_in_info(jdk: &Jdk) {
+fn harmless_missing_objects_are_explained_once_in_info(jdk: &Jdk) {
     // HotSpot's G1 dumps name objects of the class-data-sharing archive they leave out: info
     // says so once, with why it does not matter; the analyses do not repeat it.
     let dir = tempfile::tempdir().unwrap();
@@ -300,17 +300,7 @@ fn explained_once_in_info(jdk: &Jdk) {
     }
 }
 
-#[test]
-fn harmless_missing_objects_are_explained_once_in_info() {
-    explained_once_in_info(&Jdk::default_jdk());
-}
-
-#[test]
-fn harmless_missing_objects_are_explained_once_in_info_on_jdk25() {
-    if let Some(jdk) = Jdk::require25() {
-        explained_once_in_info(&jdk);
-    }
-}
+on_jdk17_and_jdk25!(harmless_missing_objects_are_explained_once_in_info);
 
 #[test]
 fn jvms_lists_a_running_jvm_from_its_performance_counters() {

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{json, leakscope, missing, Jdk};
+use crate::support::{json, leakscope, missing, on_jdk17_and_jdk25, Jdk};
 
 /// Runs `leakscope ARGS` and asserts its exit code; its stdout as JSON when it has any.
 fn run(args: &[&str], code: i32) -> Value {
@@ -22,8 +22,7 @@ fn held_by_static(f: &Value, field: &str) -> bool {
     f["path"]["steps"].as_array().is_some_and(|s| s.iter().any(|s| s["field"] == format!("static {field}")))
 }
 
-fn planted_credentials_are_found_and_redaction_removes_them(jdk: Option<Jdk>) {
-    let Some(jdk) = jdk else { return };
+fn planted_credentials_are_found_and_redaction_removes_them(jdk: &Jdk) {
     let dir = tempfile::tempdir().unwrap();
     jdk.compile("Secrets", dir.path());
     let jvm = jdk.start(dir.path(), "Secrets", &["-Xmx128m"]);
@@ -122,15 +121,7 @@ fn planted_credentials_are_found_and_redaction_removes_them(jdk: Option<Jdk>) {
     assert!(left.iter().any(|f| f["owner"]["field"] == "jdbcUrl"), "{left:#?}");
 }
 
-#[test]
-fn planted_credentials_are_found_and_redaction_removes_them_on_jdk17() {
-    planted_credentials_are_found_and_redaction_removes_them(Some(Jdk::default_jdk()));
-}
-
-#[test]
-fn planted_credentials_are_found_and_redaction_removes_them_on_jdk25() {
-    planted_credentials_are_found_and_redaction_removes_them(Jdk::require25());
-}
+on_jdk17_and_jdk25!(planted_credentials_are_found_and_redaction_removes_them);
 
 /// `v` without file offsets in its text ("first at offset 23134515"): the copy leaves out
 /// the symbols nothing references, so what follows them moves up.

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{build_agent, leakscope, Jdk};
+use crate::support::{build_agent, leakscope, on_jdk17_and_jdk25, Jdk};
 
 /// `Stale.main(Stale.java:N)` for the line marked `// MARK`.
 fn site(mark: &str) -> String {
@@ -42,7 +42,7 @@ fn path_text(p: &Value) -> Vec<&str> {
     p["path"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect()
 }
 
-fn check(jdk: &Jdk) {
+fn a_session_left_in_the_registry_is_the_stalest_and_an_active_one_is_recent(jdk: &Jdk) {
     build_agent();
     let dir = tempfile::tempdir().unwrap();
     jdk.compile("Stale", dir.path());
@@ -72,17 +72,7 @@ fn check(jdk: &Jdk) {
     assert!(text.contains(&site("LAST-USE-LEAKED")) && text.contains("class Stale$SessionRegistry"), "{text}");
 }
 
-#[test]
-fn a_session_left_in_the_registry_is_the_stalest_and_an_active_one_is_recent() {
-    check(&Jdk::default_jdk());
-}
-
-#[test]
-fn the_same_on_jdk25() {
-    if let Some(jdk) = Jdk::require25() {
-        check(&jdk);
-    }
-}
+on_jdk17_and_jdk25!(a_session_left_in_the_registry_is_the_stalest_and_an_active_one_is_recent);
 
 #[test]
 fn attached_late_the_watched_class_is_retransformed() {

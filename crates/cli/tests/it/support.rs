@@ -439,3 +439,24 @@ fn a_program_that_hangs_fails_its_test_named_and_is_killed_with_what_it_started(
     }
     assert_eq!(group_members(group), Vec::<u32>::new(), "the sleep that sh started is killed too");
 }
+
+/// Two tests of `$check` (a function of a `&Jdk`), in a module of its name: `on_jdk17` and
+/// `on_jdk25`, the second skipped as [`Jdk::require25`] allows when JDK 25 is missing.
+macro_rules! on_jdk17_and_jdk25 {
+    ($check:ident) => {
+        mod $check {
+            #[test]
+            fn on_jdk17() {
+                super::$check(&$crate::support::Jdk::default_jdk());
+            }
+
+            #[test]
+            fn on_jdk25() {
+                if let Some(jdk) = $crate::support::Jdk::require25() {
+                    super::$check(&jdk);
+                }
+            }
+        }
+    };
+}
+pub(crate) use on_jdk17_and_jdk25;
