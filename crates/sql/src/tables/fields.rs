@@ -65,6 +65,10 @@ impl Table for Fields {
 
     fn rows(&self, scan: &Scan, t: &Task) -> Vec<Self::Row> {
         let s = &t.heap.snap;
-        scan.objects(t).into_iter().flat_map(|o| s.slots(o).into_iter().map(move |f| (o, f))).collect()
+        let mut rows = Vec::new();
+        for o in scan.objects(t) {
+            rows.extend(s.slots(o).into_iter().map(|f| (o, f)));
+        }
+        rows
     }
 }
