@@ -82,3 +82,35 @@ fn a_context_two_functions_reach_at_one_depth_has_one_place_whatever_the_edges_o
     assert_eq!(tail[..2], ["sessions", "context"], "{path:?}");
     assert!(["handler", "callback"].contains(&tail[2]), "{path:?}");
 }
+
+#[test]
+fn a_context_v8_holds_for_work_under_way_keeps_the_place_it_has_in_the_other_snapshots() {
+    // The root holds a server whose handler's context holds `sessions`. While a snapshot is
+    // written, V8 may hold that context from its handle scopes or an identity map among its
+    // strong roots (seen in one snapshot of six of a Node.js series): a path of two steps,
+    // where the lasting one has four. The Map keeps the lasting one's place.
+    let heap = |under_way: Option<&str>| {
+        let (closure, object, hidden, synthetic) = (5, 3, 0, 9);
+        let (context, property, internal) = (0, 2, 3);
+        let mut roots = vec![(internal, "1", 1)];
+        if under_way.is_some() {
+            roots.push((internal, "2", 2));
+        }
+        let work = under_way.unwrap_or("(Handle scope)");
+        let h = snapshot(&[
+            (synthetic, "(root)", roots),
+            (object, "Server", vec![(property, "handler", 3)]),
+            (synthetic, work, vec![(internal, "0 / IdentityMapBase", 4)]),
+            (closure, "handle", vec![(internal, "context", 4)]),
+            (hidden, "system / Context", vec![(context, "sessions", 5)]),
+            (object, "Map", vec![(internal, "table", 6)]),
+            (object, "Session", vec![]),
+        ]);
+        summarize(&read(h, &graph::NoProgress).unwrap(), "test")
+    };
+    let lasting = path_to(&heap(None), "Map");
+    assert_eq!(lasting.first().map(|s| s.1.as_str()), Some("Server"), "{lasting:?}");
+    for work in ["(Handle scope)", "(Strong roots)", "(Stack roots)"] {
+        assert_eq!(path_to(&heap(Some(work)), "Map"), lasting, "the Map moved to {work}");
+    }
+}
