@@ -1,9 +1,94 @@
-//! Questions about one dump that need no series: its histogram (by heap, for Android dumps)
-//! and its summary (`info`).
+//! Questions about one dump that need no series, whichever runtime wrote it: its histogram
+//! (by heap, for Android dumps), its summary (`info`), and the analyses a JVM dump and a V8
+//! heap snapshot both answer in the same models ([`OneHeap`]).
 
 use std::path::Path;
 
 use crate::{open_dump, snapshot_of, Error, ReadSettings, Reporter, Result};
+
+/// One heap a command analyses: a JVM dump's snapshot or a V8 heap snapshot, told apart by
+/// the file's first bytes. Each question is answered by the runtime's own analysis in the
+/// command's model.
+pub enum OneHeap {
+    /// A JVM heap dump (HPROF), indexed.
+    Jvm(heap::Snapshot),
+    /// A V8 heap snapshot (Node.js, Chrome).
+    V8(heapsnapshot::V8Heap),
+}
+
+impl OneHeap {
+    /// Reads the dump or snapshot at `path` (gzip unpacked first).
+    pub fn load(path: &Path, settings: &ReadSettings, reporter: &dyn Reporter) -> Result<OneHeap> {
+        let dump = open_dump(path, settings)?;
+        if crate::v8::is_snapshot_data(dump.data()) {
+            return Ok(OneHeap::V8(crate::v8::read_dump(dump, path, settings, reporter)?));
+        }
+        Ok(OneHeap::Jvm(snapshot_of(dump, path, settings, reporter, true)?))
+    }
+
+    /// What does not keep objects alive in this runtime, said below retained sizes.
+    pub fn weak_note(&self) -> &'static str {
+        match self {
+            OneHeap::Jvm(_) => report::WEAK_NOTE,
+            OneHeap::V8(_) => report::V8_WEAK_NOTE,
+        }
+    }
+
+    /// What paths do not go through in this runtime, said below them.
+    pub fn paths_weak_note(&self) -> &'static str {
+        match self {
+            OneHeap::Jvm(_) => report::PATHS_WEAK_NOTE,
+            OneHeap::V8(_) => report::V8_PATHS_WEAK_NOTE,
+        }
+    }
+
+    /// As [`crate::analyses::dominators`] (V8: ids are V8's node ids).
+    pub fn dominators(
+        &self,
+        children: Option<u64>,
+        top: usize,
+        flat: bool,
+        reporter: &dyn Reporter,
+    ) -> anyhow::Result<report::DominatorReport> {
+        match self {
+            OneHeap::Jvm(snap) => crate::analyses::dominators(snap, children, 0, top, flat, reporter),
+            OneHeap::V8(h) => Ok(crate::v8::dominators(h, children, top, flat, reporter)?),
+        }
+    }
+
+    /// As [`crate::analyses::paths`].
+    pub fn paths(
+        &self,
+        selector: &analysis::Selector,
+        max: usize,
+        reporter: &dyn Reporter,
+    ) -> anyhow::Result<report::PathsReport> {
+        match self {
+            OneHeap::Jvm(snap) => crate::analyses::paths(snap, selector, max, reporter),
+            OneHeap::V8(h) => Ok(crate::v8::paths(h, selector, max)?),
+        }
+    }
+
+    /// As [`crate::analyses::retained`] (V8: by reachability from V8's root).
+    pub fn retained(
+        &self,
+        selectors: &[analysis::Selector],
+        reporter: &dyn Reporter,
+    ) -> anyhow::Result<report::RetainedReport> {
+        match self {
+            OneHeap::Jvm(snap) => crate::analyses::retained(snap, selectors, reporter),
+            OneHeap::V8(h) => Ok(crate::v8::retained(h, selectors)?),
+        }
+    }
+
+    /// As [`crate::analyses::suspects`] (V8: with the snapshot's own rules).
+    pub fn suspects(&self, threshold: f64, reporter: &dyn Reporter) -> report::SuspectsReport {
+        match self {
+            OneHeap::Jvm(snap) => crate::analyses::suspects(snap, threshold, reporter),
+            OneHeap::V8(h) => crate::v8::suspects(h, threshold, reporter),
+        }
+    }
+}
 
 /// A dump's histogram, and the layout its sizes follow in a few words.
 pub struct DumpHistogram {

@@ -78,6 +78,14 @@ impl OneDump {
         let snap = app::load_snapshot(&self.dump, &self.read.settings(), &bar)?;
         Ok((bar, snap))
     }
+
+    /// The dump or V8 snapshot read, for the commands that analyse both, and the progress bar
+    /// that drew reading it.
+    pub fn heap(&self) -> anyhow::Result<(crate::progress::Bar, app::one_dump::OneHeap)> {
+        let bar = crate::progress::Bar::new(self.read.quiet);
+        let heap = app::one_dump::OneHeap::load(&self.dump, &self.read.settings(), &bar)?;
+        Ok((bar, heap))
+    }
 }
 
 fn parse_align(s: &str) -> Result<u32, String> {

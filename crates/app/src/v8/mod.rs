@@ -207,49 +207,6 @@ pub fn dominators(
     })
 }
 
-/// [`suspects`] of the snapshot at `path`, read first.
-pub fn suspects_of(
-    path: &Path,
-    settings: &ReadSettings,
-    threshold: f64,
-    reporter: &dyn Reporter,
-) -> Result<report::SuspectsReport> {
-    Ok(suspects(&load(path, settings, reporter)?, threshold, reporter))
-}
-
-/// [`paths`] of the snapshot at `path`, read first.
-pub fn paths_of(
-    path: &Path,
-    settings: &ReadSettings,
-    selector: &analysis::Selector,
-    max: usize,
-    reporter: &dyn Reporter,
-) -> Result<report::PathsReport> {
-    paths(&load(path, settings, reporter)?, selector, max)
-}
-
-/// [`retained`] of the snapshot at `path`, read first.
-pub fn retained_of(
-    path: &Path,
-    settings: &ReadSettings,
-    selectors: &[analysis::Selector],
-    reporter: &dyn Reporter,
-) -> Result<report::RetainedReport> {
-    retained(&load(path, settings, reporter)?, selectors)
-}
-
-/// [`dominators`] of the snapshot at `path`, read first.
-pub fn dominators_of(
-    path: &Path,
-    settings: &ReadSettings,
-    children: Option<u64>,
-    top: usize,
-    flat: bool,
-    reporter: &dyn Reporter,
-) -> Result<report::DominatorReport> {
-    dominators(&load(path, settings, reporter)?, children, top, flat, reporter)
-}
-
 /// What `info` says of a snapshot: its nodes, edges, the root categories V8 lists under
 /// `(GC roots)` with how many references each holds, and what the root reaches.
 pub fn info(h: &V8Heap, path: &Path) -> report::DumpInfo {

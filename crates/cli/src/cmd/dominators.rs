@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use render::Text;
+use render::TextWith;
 
 use crate::dump_args::{self, OneDump};
 use crate::exit::Exit;
@@ -43,15 +43,7 @@ pub struct DominatorsArgs {
 
 /// Runs the command.
 pub fn run(args: &DominatorsArgs) -> anyhow::Result<Exit> {
-    if app::v8::is_snapshot(&args.input.dump) {
-        let bar = crate::progress::Bar::new(args.input.read.quiet);
-        let settings = args.input.read.settings();
-        let report = app::v8::dominators_of(&args.input.dump, &settings, args.children, args.top, args.flat, &bar)?;
-        return dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| {
-            render::TextWith::to_text(r, report::V8_WEAK_NOTE)
-        });
-    }
-    let (bar, snap) = args.input.snapshot()?;
-    let report = app::analyses::dominators(&snap, args.children, 0, args.top, args.flat, &bar)?;
-    dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| r.to_text())
+    let (bar, heap) = args.input.heap()?;
+    let report = heap.dominators(args.children, args.top, args.flat, &bar)?;
+    dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| TextWith::to_text(r, heap.weak_note()))
 }

@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use render::Text;
+use render::TextWith;
 
 use crate::dump_args::{self, OneDump};
 use crate::exit::Exit;
@@ -34,15 +34,7 @@ pub struct PathsArgs {
 
 /// Runs the command.
 pub fn run(args: &PathsArgs) -> anyhow::Result<Exit> {
-    if app::v8::is_snapshot(&args.input.dump) {
-        let bar = crate::progress::Bar::new(args.input.read.quiet);
-        let settings = args.input.read.settings();
-        let report = app::v8::paths_of(&args.input.dump, &settings, &args.selector, args.max, &bar)?;
-        return dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| {
-            render::TextWith::to_text(r, report::V8_PATHS_WEAK_NOTE)
-        });
-    }
-    let (bar, snap) = args.input.snapshot()?;
-    let report = app::analyses::paths(&snap, &args.selector, args.max, &bar)?;
-    dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| r.to_text())
+    let (bar, heap) = args.input.heap()?;
+    let report = heap.paths(&args.selector, args.max, &bar)?;
+    dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| TextWith::to_text(r, heap.paths_weak_note()))
 }

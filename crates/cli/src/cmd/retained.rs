@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use render::Text;
+use render::TextWith;
 
 use crate::dump_args::{self, OneDump};
 use crate::exit::Exit;
@@ -32,14 +32,7 @@ pub struct RetainedArgs {
 
 /// Runs the command.
 pub fn run(args: &RetainedArgs) -> anyhow::Result<Exit> {
-    if app::v8::is_snapshot(&args.input.dump) {
-        let bar = crate::progress::Bar::new(args.input.read.quiet);
-        let report = app::v8::retained_of(&args.input.dump, &args.input.read.settings(), &args.selectors, &bar)?;
-        return dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| {
-            render::TextWith::to_text(r, report::V8_WEAK_NOTE)
-        });
-    }
-    let (bar, snap) = args.input.snapshot()?;
-    let report = app::analyses::retained(&snap, &args.selectors, &bar)?;
-    dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| r.to_text())
+    let (bar, heap) = args.input.heap()?;
+    let report = heap.retained(&args.selectors, &bar)?;
+    dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| TextWith::to_text(r, heap.weak_note()))
 }

@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use render::Text;
+use render::TextWith;
 
 use crate::dump_args::{self, OneDump};
 use crate::exit::Exit;
@@ -37,15 +37,7 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 
 /// Runs the command.
 pub fn run(args: &SuspectsArgs) -> anyhow::Result<Exit> {
-    if app::v8::is_snapshot(&args.input.dump) {
-        let bar = crate::progress::Bar::new(args.input.read.quiet);
-        let settings = args.input.read.settings();
-        let report = app::v8::suspects_of(&args.input.dump, &settings, args.threshold / 100.0, &bar)?;
-        return dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| {
-            render::TextWith::to_text(r, report::V8_WEAK_NOTE)
-        });
-    }
-    let (bar, snap) = args.input.snapshot()?;
-    let report = app::analyses::suspects(&snap, args.threshold / 100.0, &bar);
-    dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| r.to_text())
+    let (bar, heap) = args.input.heap()?;
+    let report = heap.suspects(args.threshold / 100.0, &bar);
+    dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| TextWith::to_text(r, heap.weak_note()))
 }
