@@ -49,11 +49,12 @@ impl Tools {
     /// one (a JVM dump, or something else the caller will say it cannot read).
     fn snapshot(&self, path: &str) -> anyhow::Result<Option<Arc<heapsnapshot::V8Heap>>> {
         let path = PathBuf::from(path);
-        if !crate::v8::is_snapshot(&path) {
-            return Ok(None);
-        }
         if let Some(h) = self.snapshots.lock().unwrap_or_else(|e| e.into_inner()).get(&path) {
             return Ok(Some(h.clone()));
+        }
+        // A dump read before is no snapshot: its file's head is not read again at every call.
+        if self.is_kept_dump(&path) || !crate::v8::is_snapshot(&path) {
+            return Ok(None);
         }
         let h = Arc::new(crate::v8::load(&path, &self.settings, &graph::NoProgress)?);
         self.snapshots.lock().unwrap_or_else(|e| e.into_inner()).insert(path, h.clone());
@@ -63,10 +64,16 @@ impl Tools {
     /// A JVM dump for a tool that reads no V8 snapshot yet: the command-line's refusal, or
     /// the dump.
     fn jvm_heap(&self, path: &str) -> anyhow::Result<Arc<sql::Heap>> {
-        if crate::v8::is_snapshot(Path::new(path)) {
-            return Err(crate::v8::not_yet(Path::new(path)).into());
+        let file = Path::new(path);
+        if !self.is_kept_dump(file) && crate::v8::is_snapshot(file) {
+            return Err(crate::v8::not_yet(file).into());
         }
         self.heap(path)
+    }
+
+    /// Whether the JVM dump at `path` was read before and is kept.
+    fn is_kept_dump(&self, path: &Path) -> bool {
+        self.heaps.lock().unwrap_or_else(|e| e.into_inner()).contains_key(path)
     }
 
     /// What each of `paths` is (a dump's counts, a run store's snapshots), dumps kept open.
