@@ -354,7 +354,11 @@ fn cards(text: &str, hits: &mut Vec<Hit>) {
     }
     for m in CARD.find_iter(text) {
         let digits: Vec<u8> = m.as_str().bytes().filter(u8::is_ascii_digit).map(|d| d - b'0').collect();
-        if luhn(&digits) && network_fits(&digits) {
+        if luhn(&digits)
+            && network_fits(&digits)
+            && !part_of_a_longer_token(text, m.range())
+            && grouped_as_a_card(m.as_str())
+        {
             hits.push(Hit {
                 kind: Kind::CardNumber,
                 confidence: Confidence::Medium,
@@ -363,6 +367,29 @@ fn cards(text: &str, hits: &mut Vec<Hit>) {
             });
         }
     }
+}
+
+/// Whether the digits at `r` continue into a longer token joined by hyphens or dots, as a
+/// UUID's groups do (`44641234-5678-9012-3456-7890abcdef12`: the first four groups are 16
+/// digits that pass Luhn's check one time in ten).
+fn part_of_a_longer_token(text: &str, r: std::ops::Range<usize>) -> bool {
+    let b = text.as_bytes();
+    let joined = |at: usize, next: Option<&u8>| {
+        matches!(b.get(at), Some(b'-' | b'.')) && next.is_some_and(u8::is_ascii_alphanumeric)
+    };
+    joined(r.end, b.get(r.end + 1)) || (r.start >= 2 && joined(r.start - 1, b.get(r.start - 2)))
+}
+
+/// Whether a number written with separators is grouped as cards print theirs: fours (the last
+/// group may be shorter), or 4-6-5 and 4-6-4 (American Express, Diners Club). A UUID's 8-4-4-4
+/// groups are not.
+fn grouped_as_a_card(s: &str) -> bool {
+    let groups: Vec<usize> = s.split([' ', '-']).map(str::len).collect();
+    let n = groups.len();
+    n == 1
+        || groups[..n - 1].iter().all(|&g| g == 4) && (1..=4).contains(&groups[n - 1])
+        || groups == [4, 6, 5]
+        || groups == [4, 6, 4]
 }
 
 /// Luhn's check digit test.
@@ -483,10 +510,45 @@ mod tests {
         assert!(kinds("jdbc:postgresql://db/app?user=app&password=\u{1}").is_empty());
         assert_eq!(kinds("card 4111 1111 1111 1111 on file"), [(Kind::CardNumber, Confidence::Medium)]);
         assert!(kinds("card 4111 1111 1111 1112 on file").is_empty());
+        assert_eq!(kinds("amex 3782-822463-10005"), [(Kind::CardNumber, Confidence::Medium)]);
+        assert_eq!(kinds("4111111111111111"), [(Kind::CardNumber, Confidence::Medium)]);
         assert_eq!(kinds("Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l"), [(Kind::BasicAuth, Confidence::High)]);
         let h = &find("Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l")[0];
         let shown = h.excerpt("Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l");
         assert!(shown.starts_with("Basic YWxh*") && !shown.contains("ZGRpbjpvcGVu"), "{shown}");
+    }
+
+    #[test]
+    fn uuids_are_not_card_numbers() {
+        // Digits across a UUID's hyphens whose first 16 pass Luhn's check and fit Visa's
+        // prefix and length (the oracle checks them), ending at a letter or running on.
+        let digits = |s: &str| s.bytes().filter(u8::is_ascii_digit).map(|d| d - b'0').collect::<Vec<u8>>();
+        for uuid in ["44640836-9007-1284-a1b2-3c4d5e6f7a8b", "44643318-1234-2079-604a-3c4d5e6f7a8b"] {
+            let d = digits(&uuid[..18]);
+            assert!(luhn(&d) && network_fits(&d), "{uuid}: the oracle needs a card-like run");
+            assert!(kinds(uuid).is_empty(), "{uuid}: {:?}", kinds(uuid));
+            assert!(kinds(&format!("session {uuid} open")).is_empty(), "{uuid}");
+        }
+        // A random sample of UUIDs whose groups are digits: none is a card.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..2000 {
+            let (a, b) = (next(), next());
+            let uuid = format!(
+                "{:08}-{:04}-{:04}-{:04}-{:012x}",
+                a % 100_000_000,
+                (a >> 32) % 10_000,
+                b % 10_000,
+                (b >> 20) % 10_000,
+                next() & 0xffff_ffff_ffff
+            );
+            assert!(kinds(&uuid).iter().all(|k| k.0 != Kind::CardNumber), "{uuid}: {:?}", kinds(&uuid));
+        }
     }
 
     #[test]
