@@ -40,6 +40,10 @@ pub fn stale_report(
             unmatched += 1;
             continue;
         }
+        // A hash bucket's chain (`HashMap$Node > HashMap$Node`) or a linked list's run of
+        // nodes is one step of the structure: one map's entries are one path, whatever
+        // their depth in a chain.
+        path.dedup();
         let age = at_ms.saturating_sub(w.last_ms.unwrap_or(w.tagged_ms));
         if age < older_than_ms {
             continue;

@@ -69,6 +69,13 @@ fn staleness_groups_live_watched_objects_by_path_oldest_first() {
             watched("Session", &held, None, false),
             watched("Session", &held, Some(1_500), true),
             watched("Session", &["Cache"], Some(5_000), false),
+            // Deeper in a bucket's chain of the same map: the same path.
+            watched(
+                "Session",
+                &["java.util.HashMap$Node", "java.util.HashMap$Node", "java.util.HashMap", "Registry", "class App"],
+                Some(9_500),
+                false,
+            ),
         ],
         ..Default::default()
     };
@@ -78,7 +85,7 @@ fn staleness_groups_live_watched_objects_by_path_oldest_first() {
     let p = &r.paths[0];
     assert_eq!(p.path, ["class App", "Registry", "java.util.HashMap", "java.util.HashMap$Node", "Session"]);
     // Ages at 10 s: never used since tagged at 1 s (9 s), used at 2 s (8 s), at 9 s (1 s).
-    assert_eq!((p.count, p.last_access.longest_ms, p.last_access.most_recent_ms), (3, 9_000, 1_000));
+    assert_eq!((p.count, p.last_access.longest_ms, p.last_access.most_recent_ms), (4, 9_000, 500));
     assert_eq!(r.unmatched, 1, "the cache session matches no rule: {r:?}");
     assert!(r.notes.iter().any(|n| n.contains("1 objects were not used")), "{:?}", r.notes);
     let older = app::staleness::stale_report(&run, &rules, "run.db".into(), 10_000, 5_000);
@@ -213,4 +220,22 @@ fn top_rates_allocation_over_a_second_not_over_a_walks_instant() {
     let c = v.classes.iter().find(|c| c.name == "Session").unwrap();
     // 4 MB over the 2.005 s since the sample at 1 s.
     assert_eq!(c.allocated_bytes_per_s, 4_000_000 * 1000 / 2005);
+}
+
+#[test]
+fn check_of_a_store_before_the_agents_first_walk_cannot_say_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.db");
+    let mut store = runstore::Store::create(&path, &[("pid", "1".into())]).unwrap();
+    let session = runstore::SampledClass { name: "Session".into(), instances: 10, bytes: 640, allocated_bytes: 0 };
+    store.write_sample(1_000, 1, Checked::Nothing, std::slice::from_ref(&session), &[]).unwrap();
+    let settings = ReadSettings::default();
+    // Declarations are recorded at walks: before the first, "none declared" would be a guess.
+    let err = app::expectations::of_file(&path, &settings, &NoProgress).unwrap_err();
+    assert!(matches!(&err, Error::Usage(m) if m.contains("not walked the heap yet")), "{err}");
+    // After a walk that saw none, none were declared: that is an answer.
+    let walk = growth::HeapSummary { source: "walk".into(), time_ms: Some(2_000), ..Default::default() };
+    store.write_walk(&walk, 3.0, &[]).unwrap();
+    let report = app::expectations::of_file(&path, &settings, &NoProgress).unwrap();
+    assert_eq!((report.expectations, report.reachable.len()), (0, 0));
 }
