@@ -105,6 +105,17 @@ pub enum Error {
         #[source]
         source: heap::Error,
     },
+    /// A gzip dump's unpacked copy could not be written (a full or missing `--tmp-dir`).
+    #[error("cannot unpack {} into {}", path.display(), dir.display())]
+    Unpack {
+        /// The dump.
+        path: PathBuf,
+        /// Where its copy was being written.
+        dir: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
     /// A saved summary could not be parsed.
     #[error("{} is not a summary written by `leakscope summary`", path.display())]
     Summary {
@@ -130,6 +141,7 @@ pub fn open_dump(path: &Path, settings: &ReadSettings) -> Result<heap::Dump> {
     heap::Dump::open_in(path, settings.tmp_dir.as_deref()).map_err(|e| match e {
         // The I/O error names the path already.
         heap::Error::Io { source, .. } => Error::Io { path: path.to_owned(), source },
+        heap::Error::Unpack { dir, source } => Error::Unpack { path: path.to_owned(), dir, source },
         e => Error::Dump { path: path.to_owned(), source: e },
     })
 }

@@ -14,6 +14,15 @@ pub enum Error {
         /// The cause.
         source: std::io::Error,
     },
+    /// A gzip dump could not be unpacked because its copy could not be written (a full or
+    /// read-only `--tmp-dir`): the dump itself may be fine.
+    #[error("cannot write the unpacked dump into {}: {source}", dir.display())]
+    Unpack {
+        /// Where the copy was being written.
+        dir: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
     /// The file is not a readable HPROF dump.
     #[error(transparent)]
     Format(#[from] hprof::Error),
@@ -59,7 +68,7 @@ impl Error {
     /// The byte offset the error points at, when it has one.
     pub fn offset(&self) -> Option<u64> {
         match self {
-            Error::Io { .. } | Error::TooManyObjects { .. } | Error::NoSuchDump { .. } => None,
+            Error::Io { .. } | Error::Unpack { .. } | Error::TooManyObjects { .. } | Error::NoSuchDump { .. } => None,
             Error::Format(e) => Some(e.offset()),
             Error::NoHeapDump { offset } => Some(*offset),
             Error::MostlyUnreadable { first, .. } | Error::NothingReadable { first } => Some(first.offset()),

@@ -32,23 +32,55 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Unpacks a gzip stream (all its members) into an unlinked temporary file in `tmp`. A stream
 /// cut short keeps what was unpacked: the HPROF reader then reports the dump as truncated.
+/// A failure to write the copy is [`Error::Unpack`], naming where, not the dump's.
 #[allow(unsafe_code)] // maps the compressed file; see SAFETY below
-fn unpack(file: std::fs::File, tmp: Option<&Path>) -> std::io::Result<std::fs::File> {
+fn unpack(file: std::fs::File, tmp: Option<&Path>, path: &Path) -> Result<std::fs::File, Error> {
     let dir = tmp.map_or_else(std::env::temp_dir, Path::to_path_buf);
-    let mut out = tempfile::tempfile_in(&dir)
-        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot unpack into {}: {e}", dir.display())))?;
+    let read = |source| Error::Io { path: path.to_owned(), source };
+    let mut out = match tempfile::tempfile_in(&dir) {
+        Ok(out) => out,
+        Err(source) => return Err(Error::Unpack { dir, source }),
+    };
     // SAFETY: as for the dump itself in `Dump::open_in`: read-only, and compressed dumps are
     // not modified while they are read.
-    let packed = unsafe { memmap2::Mmap::map(&file) }?;
-    let done = unpack_members(&packed, &mut out)?;
-    let mut gz = flate2::read::MultiGzDecoder::new(&packed[done..]);
-    match std::io::copy(&mut gz, &mut out) {
+    let packed = unsafe { memmap2::Mmap::map(&file) }.map_err(read)?;
+    let mut copy = Copy { out: &mut out, failed: false };
+    let result = unpack_members(&packed, &mut copy).and_then(|done| {
+        let mut gz = flate2::read::MultiGzDecoder::new(&packed[done..]);
+        match std::io::copy(&mut gz, &mut copy) {
+            Err(e)
+                if !copy.failed
+                    && matches!(e.kind(), std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::InvalidInput) =>
+            {
+                Ok(0)
+            }
+            r => r,
+        }
+    });
+    match result {
         Ok(_) => {}
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::InvalidInput) => {}
-        Err(e) => return Err(e),
+        Err(source) if copy.failed => return Err(Error::Unpack { dir, source }),
+        Err(e) => return Err(read(e)),
     }
-    out.rewind()?;
+    out.rewind().map_err(|source| Error::Unpack { dir, source })?;
     Ok(out)
+}
+
+/// The unpacked copy, remembering whether a write failed: the copy's errors and the packed
+/// stream's come out of one `io::copy`.
+struct Copy<'a> {
+    out: &'a mut std::fs::File,
+    failed: bool,
+}
+
+impl std::io::Write for Copy<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.out.write(buf).inspect_err(|_| self.failed = true)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush().inspect_err(|_| self.failed = true)
+    }
 }
 
 /// Largest member [`unpack_members`] unpacks in memory; HotSpot's are 1 MiB.
@@ -140,7 +172,7 @@ impl Dump {
         let n = file.read(&mut head).map_err(io)?;
         file.rewind().map_err(io)?;
         if Self::is_gzip(&head[..n]) {
-            file = unpack(file, tmp).map_err(io)?;
+            file = unpack(file, tmp, path)?;
         }
         let len = file.metadata().map_err(io)?.len();
         let bytes = if len == 0 {

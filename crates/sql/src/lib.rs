@@ -47,8 +47,20 @@ impl From<datafusion::error::DataFusionError> for Error {
         let text = e.strip_backtrace();
         let line = text.lines().next().unwrap_or_default();
         // A refused query's message is the user's answer; the engine's phase name is not.
-        Error::Query(line.strip_prefix("Error during planning: ").unwrap_or(line).to_owned())
+        Error::Query(plain_message(line.strip_prefix("Error during planning: ").unwrap_or(line)))
     }
+}
+
+/// The parser's words without the Rust value around them: `SQL error: ParserError("Expected:
+/// ...")` is `SQL syntax error: Expected: ...`.
+fn plain_message(line: &str) -> String {
+    for kind in ["ParserError", "TokenizerError"] {
+        let Some(at) = line.find(&format!("{kind}(\"")) else { continue };
+        let inner = &line[at + kind.len() + 2..];
+        let inner = inner.strip_suffix("\")").unwrap_or(inner.trim_end_matches(['"', ')']));
+        return format!("SQL syntax error: {}", inner.replace("\\\"", "\""));
+    }
+    line.to_owned()
 }
 
 /// Heaps open for queries: the tables registered once, each heap's costly columns kept.
@@ -121,5 +133,18 @@ impl Answer {
     /// The column names, in order.
     pub fn column_names(&self) -> Vec<String> {
         self.schema.fields().iter().map(|f| f.name().clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    #[test]
+    fn parser_errors_read_as_words_not_rust_values() {
+        let line = r#"SQL error: ParserError("Expected: an SQL statement, found: SELEKT at Line: 1, Column: 1")"#;
+        assert_eq!(
+            super::plain_message(line),
+            "SQL syntax error: Expected: an SQL statement, found: SELEKT at Line: 1, Column: 1"
+        );
+        assert_eq!(super::plain_message("table 'x' not found"), "table 'x' not found");
     }
 }

@@ -27,7 +27,7 @@ use crate::exit::Exit;
 #[command(mut_arg("dump", |a| a.help("The heap dump (.hprof) or V8 heap snapshot (.heapsnapshot), or gzip of one")))]
 #[command(mut_arg("json", |a| a.help("Print one JSON document: {\"parent\",\"live_bytes\",\"objects\":[{\"id\",\"class\",\"shallow_bytes\",\"retained_bytes\",\"share\",\"children\",\"represents\"}],\"more\",\"flat\"}.")))]
 pub struct DominatorsArgs {
-    /// Show the N biggest (default 20; 0 means all).
+    /// Show the N biggest (0 means all).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
     /// List the objects this one dominates, instead of the top of the tree.

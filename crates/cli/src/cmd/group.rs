@@ -24,7 +24,7 @@ pub struct GroupArgs {
     /// Classifiers, comma-separated, outermost first.
     #[arg(long, value_name = "K1,K2,...", value_delimiter = ',', required = true)]
     pub by: Vec<analysis::Classifier>,
-    /// Show the N biggest sub-groups of each group (default 10; 0 means all).
+    /// Show the N biggest sub-groups of each group (0 means all).
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
     #[command(flatten)]

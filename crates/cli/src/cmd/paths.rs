@@ -25,7 +25,7 @@ pub struct PathsArgs {
     /// The objects (class:NAME, class:NAME+, id:0xADDR, static:CLASS.FIELD, rule:A>B>C).
     #[arg(long = "select", value_name = "SEL", value_parser = dump_args::parse_selector)]
     pub selector: analysis::Selector,
-    /// Show at most N distinct path shapes (default 10).
+    /// Show at most N distinct path shapes.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub max: usize,
     #[command(flatten)]

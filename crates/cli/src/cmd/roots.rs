@@ -17,7 +17,7 @@ use crate::exit::Exit;
 #[command(after_help = "Examples:\n  leakscope roots app.hprof\n  leakscope roots app.hprof --top 50 --json")]
 #[command(mut_arg("json", |a| a.help("Print one JSON document: {\"live_bytes\",\"kinds\":[{\"kind\",\"roots\",\"reachable_bytes\",\"retained_bytes\"}],\"statics\":[{\"field\",\"class\",\"id\",\"reachable_bytes\",\"retained_bytes\"}],\"more_statics\",\"threads\":[{\"serial\",\"name\",\"virtual_thread\",\"label\",\"id\",\"reachable_bytes\",\"retained_bytes\",\"frames\":[{\"depth\",\"method\",\"objects\",\"reachable_bytes\",\"retained_bytes\"}]}]}.")))]
 pub struct RootsArgs {
-    /// Show the N static fields that retain most (default 20; 0 means all).
+    /// Show the N static fields that retain most (0 means all).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
     #[command(flatten)]

@@ -224,7 +224,26 @@ fn gzip_dumps_read_as_their_unpacked_copies() {
     assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
     let missing = leakscope(&["summary", "--quiet", "--tmp-dir", "/nonexistent", members.to_str().unwrap()]);
     assert_eq!(missing.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot unpack into /nonexistent"));
+    assert!(
+        String::from_utf8_lossy(&missing.stderr).contains("cannot unpack"),
+        "{}",
+        String::from_utf8_lossy(&missing.stderr)
+    );
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("into /nonexistent"));
+    // A copy that cannot be written (files limited to 1 MiB: the write fails with EFBIG, as a
+    // full disk fails with ENOSPC) is a write failure, not an unreadable dump.
+    let limited = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 1024; exec \"$0\" histogram --quiet --tmp-dir \"$1\" \"$2\"")
+        .arg(env!("CARGO_BIN_EXE_leakscope"))
+        .arg(&tmp)
+        .arg(&members)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&limited.stderr);
+    assert_eq!(limited.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("cannot unpack {} into {}", members.display(), tmp.display())), "{err}");
+    assert!(!err.contains("cannot read"), "{err}");
 }
 
 #[test]

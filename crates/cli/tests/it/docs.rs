@@ -273,3 +273,40 @@ fn the_guides_examples_use_commands_and_flags_the_binary_has() {
     }
     assert!(checked >= 20, "only {checked} examples found: the guide's code blocks changed shape");
 }
+
+#[test]
+fn help_says_each_default_once() {
+    // clap prints `[default: N]` after an option's own words: a "(default N)" in those words
+    // said it twice ("(default 10) [default: 10]").
+    let help = leakscope(&["help"]);
+    let text = String::from_utf8_lossy(&help.stdout).into_owned();
+    let commands: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() >= 20, "commands not found in `leakscope help`:\n{text}");
+    for command in commands {
+        let out = leakscope(&[command, "--help"]);
+        let help = String::from_utf8_lossy(&out.stdout);
+        // One block per option: its flag line and the lines of words below it.
+        let mut blocks: Vec<String> = Vec::new();
+        for line in help.lines() {
+            if line.trim_start().starts_with('-') || blocks.is_empty() {
+                blocks.push(String::new());
+            }
+            let block = blocks.last_mut().unwrap();
+            block.push_str(line);
+            block.push(' ');
+        }
+        for b in blocks {
+            assert!(
+                !(b.contains("(default") && b.contains("[default:")),
+                "`{command} --help` says a default twice: {b}"
+            );
+        }
+    }
+}
