@@ -260,7 +260,8 @@ async function showObject(id) {
     if (v.value !== undefined) parts.push(el("p", {}, "value: ", el("span", { cls: "mono", text: JSON.stringify(v.value) })));
     for (const r of v.roots) parts.push(el("p", { text: `A GC root: ${r}.` }));
     parts.push(sizesTable(v.sizes));
-    parts.push(el("p", {}, v.live ? `Dominates ${int(o.children)} objects. ` : "Not strongly reachable. ",
+    const dominated = o.children === 1 ? "1 object" : `${int(o.children)} objects`;
+    parts.push(el("p", {}, v.live ? `Dominates ${dominated}. ` : "Not strongly reachable. ",
       v.dominator ? "Kept alive only through " : "", v.dominator ? classLink(v.dominator.class) : null,
       v.dominator ? " " : null, v.dominator ? idLink(v.dominator.id) : null));
     if (v.fields.length > 0) parts.push(el("h3", { text: "Fields" }), fieldsTable(v.fields));
@@ -374,11 +375,33 @@ async function compare() {
   }
 }
 
+// A deep link (`#object=0x1a2b`, `#class=com.acme.Cache`) opens what it names, and what the
+// inspector shows is put in the address, so that it can be shared.
+function followHash() {
+  const m = /^#(object|class)=(.+)$/.exec(location.hash);
+  if (!m) return;
+  const what = decodeURIComponent(m[2]);
+  if (m[1] === "object") showObject(what);
+  else showClass(what);
+}
+
+function linkTo(kind, what) {
+  history.replaceState(null, "", `#${kind}=${encodeURIComponent(what)}`);
+}
+
+window.addEventListener("hashchange", followHash);
+
 document.addEventListener("click", (ev) => {
   const t = ev.target.closest("[data-id], [data-class]");
   if (!t) return;
-  if (t.dataset.id) showObject(t.dataset.id);
-  else showClass(t.dataset.class.replace(/^class /, ""));
+  if (t.dataset.id) {
+    linkTo("object", t.dataset.id);
+    showObject(t.dataset.id);
+  } else {
+    const name = t.dataset.class.replace(/^class /, "");
+    linkTo("class", name);
+    showClass(name);
+  }
 });
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -391,6 +414,7 @@ document.addEventListener("DOMContentLoaded", () => {
   }
   const cmp = document.getElementById("compare-form");
   if (cmp) cmp.addEventListener("submit", (ev) => { ev.preventDefault(); compare(); });
+  if (document.getElementById("inspect")) followHash();
   const form = document.getElementById("search");
   if (form) {
     form.addEventListener("submit", (ev) => {

@@ -122,6 +122,13 @@ fn the_ui_expands_trees_searches_and_shows_what_holds_the_leak() {
     b.click(&b.find("#referrers [data-id]"));
     b.wait_for(&format!("document.querySelector('#detail h3 span.muted').textContent === {:?}", expected[0]));
     b.screenshot("serve-map-series");
+    // The address names what the inspector shows, and such a deep link opens it.
+    assert_eq!(b.eval("return location.hash").as_str(), Some(format!("#object={}", expected[0]).as_str()));
+    let id = id.as_str().unwrap();
+    b.goto(&format!("{}/#object={id}", server.base));
+    b.wait_for(&format!(
+        "document.querySelector('#detail h3 span.muted') !== null && document.querySelector('#detail h3 span.muted').textContent === {id:?}"
+    ));
     // The console is really read: a message logged on purpose comes back, and nothing else.
     b.eval("console.error('leakscope-probe');");
     let problems = b.console_problems();
