@@ -42,5 +42,5 @@ pub use retention::{
 };
 pub use roots::roots_report;
 pub use selector::{SelectError, Selector};
-pub use summary::{incomplete, summarize, summarize_live, summarize_snapshot};
+pub use summary::{cut, incomplete, summarize, summarize_live, summarize_snapshot, Cut};
 pub use suspects::suspects;

@@ -172,3 +172,47 @@ pub fn incomplete(w: &heap::Warnings) -> Option<String> {
         .collect();
     (!why.is_empty()).then(|| why.join("; "))
 }
+
+/// What a cut took from a dump not read whole, as said beside every verdict on it: how many
+/// GC roots and threads were read before the cut. HotSpot writes the roots and the threads
+/// after the objects, so a cut usually takes them all, and then what is live cannot be told
+/// ([`Cut::roots_lost`]). `None` for a dump read whole.
+pub fn cut(snap: &heap::Snapshot) -> Option<Cut> {
+    let why = incomplete(&snap.census.warnings)?;
+    let threads = snap.roots.iter().filter(|r| r.kind == heap::RootKind::ThreadObject).count() as u64;
+    Some(Cut { why, roots: snap.roots.len() as u64, threads })
+}
+
+/// A dump not read whole: why, and the GC roots and threads read before the cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    /// Why it was not read whole (a truncation, unreadable heap records), as the warnings say.
+    pub why: String,
+    /// GC roots read before the cut.
+    pub roots: u64,
+    /// Threads (their `java.lang.Thread` roots) read before the cut.
+    pub threads: u64,
+}
+
+impl Cut {
+    /// Whether the cut took every thread and every GC root but the classes': which objects
+    /// the program holds cannot be told, and no suspect can be named.
+    pub fn roots_lost(&self) -> bool {
+        self.threads == 0
+    }
+
+    /// What the cut took, in a sentence.
+    pub fn took(&self) -> String {
+        if self.roots_lost() {
+            format!(
+                "{}; the cut took the threads and their stacks, and {} GC roots were read before it (HotSpot writes them after the objects): what the program holds cannot be told",
+                self.why, self.roots
+            )
+        } else {
+            format!(
+                "{}; {} GC roots and {} threads were read before the cut: objects held only by what it took are left out",
+                self.why, self.roots, self.threads
+            )
+        }
+    }
+}

@@ -122,10 +122,16 @@ impl<'s> Analyses<'s> {
         if view.show_values {
             add_values(snap, &mut dominator_tree);
         }
+        let refused = crate::analyses::suspects_can_be_named(snap).err().map(|e| e.to_string());
+        let mut suspects = analysis::suspects(snap, retention, &self.paths, 0.10);
+        if refused.is_some() {
+            suspects.suspects.clear();
+        }
         report::HeapView {
             source,
             live_bytes: retention.live_bytes(),
-            suspects: analysis::suspects(snap, retention, &self.paths, 0.10),
+            suspects,
+            suspects_refused: refused,
             dominator_tree,
             roots: analysis::roots_report(snap, retention, 20, progress),
             histogram,
@@ -154,7 +160,16 @@ pub fn model(
     let heap = analyses.map(|a| {
         a.heap_view(names.last().cloned().unwrap_or_default(), growth.as_mut(), last_live.as_ref(), view, progress)
     });
+    // The series' inputs not read whole, the last dump's with what its cut took.
+    let mut incomplete: Vec<String> = growth.as_ref().map(|g| g.incomplete.clone()).unwrap_or_default();
+    if let (Some(a), Some(last)) = (analyses, names.last()) {
+        if let Some(cut) = analysis::cut(a.snap) {
+            incomplete.retain(|i| !i.starts_with(&format!("{last}: ")));
+            incomplete.push(format!("{last}: {}", cut.took()));
+        }
+    }
     report::LeakReport {
+        incomplete,
         inputs: names,
         class_curves: class_curves(&series, view.classes),
         growth,

@@ -82,10 +82,10 @@ impl OneHeap {
     }
 
     /// As [`crate::analyses::suspects`] (V8: with the snapshot's own rules).
-    pub fn suspects(&self, threshold: f64, reporter: &dyn Reporter) -> report::SuspectsReport {
+    pub fn suspects(&self, threshold: f64, reporter: &dyn Reporter) -> Result<report::SuspectsReport> {
         match self {
             OneHeap::Jvm(snap) => crate::analyses::suspects(snap, threshold, reporter),
-            OneHeap::V8(h) => crate::v8::suspects(h, threshold, reporter),
+            OneHeap::V8(h) => Ok(crate::v8::suspects(h, threshold, reporter)),
         }
     }
 }
@@ -183,6 +183,7 @@ pub fn info(
         heaps: analysis::heaps(c),
         detached_dom_nodes: None,
         allocation_sites: None,
+        cut: analysis::cut(&snap).map(|cut| cut.took()),
     };
     Ok((info, c.warnings.clone()))
 }

@@ -53,7 +53,11 @@ impl crate::Text for DumpInfo {
             human_bytes(self.unreachable_bytes)
         );
         let roots: Vec<String> = self.roots.iter().map(|r| format!("{} {}", thousands(r.count), r.kind)).collect();
-        let _ = writeln!(o, "roots       {}", roots.join(", "));
+        let _ =
+            writeln!(o, "roots       {}", if roots.is_empty() { "none read".to_string() } else { roots.join(", ") });
+        if let Some(cut) = &self.cut {
+            let _ = writeln!(o, "cut         {cut}");
+        }
         if !self.is_v8() {
             let _ = writeln!(o, "threads     {}", self.threads);
         }

@@ -78,6 +78,10 @@ pub struct DumpInfo {
     /// were allocated (`node --track-heap-objects`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocation_sites: Option<bool>,
+    /// For a dump not read whole: what its cut took (the GC roots and threads read before
+    /// it), and so whether what is reachable can be told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<String>,
 }
 
 /// [`DumpInfo::format`] of a V8 heap snapshot.

@@ -41,6 +41,9 @@ pub struct HeapView {
     pub live_bytes: u64,
     /// The leak suspects.
     pub suspects: SuspectsReport,
+    /// Why no suspect can be named in this dump (its cut took the threads), when none can.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspects_refused: Option<String>,
     /// The top of the dominator tree, biggest retained sizes first.
     pub dominator_tree: Vec<DomNode>,
     /// Bytes reachable and retained per root.
@@ -64,4 +67,8 @@ pub struct LeakReport {
     pub show_values: bool,
     /// Caveats about the input.
     pub notes: Vec<String>,
+    /// Inputs not read whole (`SOURCE: why`, and what the cut took): a verdict on them covers
+    /// only what was read, and the page says so where its verdicts are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incomplete: Vec<String>,
 }

@@ -250,5 +250,6 @@ pub fn info(h: &V8Heap, path: &Path) -> report::DumpInfo {
             h.nodes().filter(|&n| seen.contains(n.index()) && suspects::is_detached_dom_node(h, n)).count() as u64
         }),
         allocation_sites: Some(h.has_allocation_sites()),
+        cut: None,
     }
 }

@@ -18,7 +18,7 @@ use crate::exit::Exit;
 #[command(mut_arg("dump", |a| a.help("The heap dump (.hprof) or V8 heap snapshot (.heapsnapshot), or gzip of one")))]
 #[command(mut_arg("json", |a| a.help("Print one JSON document: {\"live_bytes\",\"threshold\",\"suspects\":[{\"title\",\"retained_bytes\",\"share\",\"root\",\"path\":[{\"id\",\"class\",\"field\"}],\"chain\":[...],\"accumulation_point\",\"data_structure\",\"contents\":[{\"class\",\"count\",\"shallow_bytes\"}],\"instances\"}]}.")))]
 pub struct SuspectsArgs {
-    /// Minimal share of the live heap, in percent, for a suspect (default 10).
+    /// Minimal share of the live heap, in percent, for a suspect.
     #[arg(long, value_name = "PERCENT", default_value_t = 10.0, value_parser = parse_percent)]
     pub threshold: f64,
     #[command(flatten)]
@@ -38,6 +38,6 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 /// Runs the command.
 pub fn run(args: &SuspectsArgs) -> anyhow::Result<Exit> {
     let (bar, heap) = args.input.heap()?;
-    let report = heap.suspects(args.threshold / 100.0, &bar);
+    let report = heap.suspects(args.threshold / 100.0, &bar)?;
     dump_args::emit(args.input.json, &report, bar.read_warnings(), |r| TextWith::to_text(r, heap.weak_note()))
 }

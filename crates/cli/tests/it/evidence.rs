@@ -63,6 +63,50 @@ fn a_series_with_a_cut_dump_never_passes_the_gate() {
 }
 
 #[test]
+fn a_cut_dump_is_said_where_the_verdict_is_and_suspects_are_not_named_without_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = dir.path().join("demo.hprof");
+    std::fs::copy(DEMO, &demo).unwrap();
+    let len = std::fs::metadata(&demo).unwrap().len() as usize;
+    let last = cut(&demo, len * 9 / 10);
+    let cut_dump = last.to_str().unwrap();
+    // What the cut took: HotSpot wrote the threads and the GC roots after the objects.
+    let out = leakscope(&["info", "--quiet", "--json", cut_dump]);
+    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let took = info["cut"].as_str().unwrap_or_else(|| panic!("{info:#}"));
+    assert!(took.contains("the cut took the threads") && took.contains("0 GC roots"), "{took}");
+    assert_eq!(info["threads"], 0);
+    let whole: Value = serde_json::from_slice(&leakscope(&["info", "--quiet", "--json", DEMO]).stdout).unwrap();
+    assert!(
+        whole.get("cut").is_none() && whole["threads"].as_u64().unwrap() > 0,
+        "the oracle: the whole dump has threads"
+    );
+    let text = String::from_utf8_lossy(&leakscope(&["info", "--quiet", cut_dump]).stdout).into_owned();
+    assert!(text.lines().any(|l| l.starts_with("cut ") && l.contains("the cut took the threads")), "{text}");
+    // suspects cannot judge: one line, exit 2 (the whole dump names SessionLeak's registry).
+    let out = leakscope(&["suspects", "--quiet", cut_dump]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}{err}", String::from_utf8_lossy(&out.stdout));
+    assert!(err.contains("cannot name suspects") && err.lines().count() == 1, "{err}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("Suspect 1"));
+    // The report's page says so at its top and instead of a green verdict, for a series and
+    // for the dump alone; it exits as growth does without its gate.
+    let page = dir.path().join("r.html");
+    for inputs in [vec![DEMO, DEMO, cut_dump], vec![cut_dump]] {
+        let mut args = vec!["report", "--quiet", "-o", page.to_str().unwrap()];
+        args.extend(&inputs);
+        let out = leakscope(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert!(html.contains("Incomplete input: 1 of the heaps was not read whole"), "{inputs:?}");
+        assert!(!html.contains(r#"class="verdict ok""#), "{inputs:?}: a green verdict");
+        if inputs.len() == 1 {
+            assert!(html.contains("cannot name suspects"), "the suspects section says why it is empty");
+        }
+    }
+}
+
+#[test]
 fn a_dump_copied_while_jcmd_writes_it_is_no_verdict() {
     let jdk = Jdk::default_jdk();
     let dir = tempfile::tempdir().unwrap();
@@ -93,7 +137,13 @@ fn a_dump_copied_while_jcmd_writes_it_is_no_verdict() {
     assert!(copied < written, "the copy is whole ({copied} of {written} bytes): copied too late");
     let out = leakscope(&["suspects", copy.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.starts_with("INCOMPLETE DUMP: "), "suspects on a dump still being written: {text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Cut before the threads (HotSpot writes them last): no suspect can be named; cut after
+    // them, the suspects of what was read, said to be so first.
+    match out.status.code() {
+        Some(2) => assert!(err.contains("cannot name suspects") && err.contains("the cut took the threads"), "{err}"),
+        _ => assert!(text.starts_with("INCOMPLETE DUMP: "), "suspects on a dump still being written: {text}"),
+    }
     let out = gate(&[&full, &full, &full, &copy]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
 }

@@ -122,6 +122,15 @@ fn page(r: &LeakReport, served: bool) -> String {
                     }
                 }
                 main {
+                    @if !r.incomplete.is_empty() {
+                        section id="incomplete" {
+                            p.verdict.leak {
+                                "Incomplete input: " (r.incomplete.len()) " of the heaps " @if r.incomplete.len() == 1 { "was" } @else { "were" }
+                                " not read whole, and what was not read may hold a leak: no verdict below is one of \"no leak\"."
+                            }
+                            ul { @for i in &r.incomplete { li.mono { (i) } } }
+                        }
+                    }
                     @if browse {
                         section id="inspect" hidden {
                             h2 { "Inspector" }
@@ -185,6 +194,11 @@ fn growth_section(g: &GrowthReport) -> Markup {
                 }
             } @else if let (Some(why), true) = (&g.not_enough_data, leaders.is_empty()) {
                 p.verdict { "Not enough data yet to judge growth: " (why) "." }
+            } @else if leaders.is_empty() && !g.incomplete.is_empty() {
+                p.verdict.leak {
+                    "No growing data structure found in what was read, but " (g.incomplete.len()) " of the " (heaps) " "
+                    (noun) (plural(heaps)) " could not be read whole: this is no verdict of no leak."
+                }
             } @else if leaders.is_empty() {
                 p.verdict.ok { "No growing data structure found over " (heaps) " " (noun) (plural(heaps)) "." }
             } @else {
@@ -193,10 +207,7 @@ fn growth_section(g: &GrowthReport) -> Markup {
                     " " (noun) (plural(heaps)) ". Most likely: " span.mono { (leaders[0].class) }
                 }
             }
-            p.note {
-                "Ranking: " (r.method) " (decay " (format!("{:.0}", r.decay * 100.0)) "%, threshold " (r.threshold)
-                ", at least " (r.min_phases) " phases, growth at least " (human_bytes(r.min_growth_bytes)) ")."
-            }
+            p.note { (crate::growth::ranking_line(r)) "." }
             h3 { "Heap occupancy" }
             (line_chart(&[("all objects", &totals)], &labels, 860, 220))
             @if let Some(c) = &labels.caption { p.note.axis { (c) } }
@@ -279,7 +290,7 @@ fn finding(n: usize, f: &Finding, labels: &Axis) -> Markup {
         div.cand.finding {
             h3 { "#" (n) " " span.mono { (f.structure) } " " span.muted.mono { (crate::growth::finding_beside(f)) } }
             p {
-                "grew " (human_bytes(f.growth_bytes)) " (" (human_bytes(f.volumes.first().copied().unwrap_or(0)))
+                "grew " (human_bytes(f.growth_bytes)) " (" (human_bytes(crate::growth::first_present(&f.volumes)))
                 " → " (human_bytes(f.volumes.last().copied().unwrap_or(0))) ")"
                 @if let Some(e) = &f.element { ", holding " span.mono { (e) } }
             }
@@ -435,7 +446,9 @@ fn heap_sections(v: &HeapView, show_values: bool, served: bool) -> Markup {
         section id="suspects" {
             h2 { "Leak suspects in " (short_source(&v.source)) }
             p.muted { (human_bytes(v.live_bytes)) " live (reachable from GC roots)." }
-            @if v.suspects.suspects.is_empty() {
+            @if let Some(why) = &v.suspects_refused {
+                p.verdict.leak { (why) }
+            } @else if v.suspects.suspects.is_empty() {
                 p {
                     "No object or class retains " (format!("{:.0}", v.suspects.threshold * 100.0))
                     "% or more of the live heap."
