@@ -132,6 +132,7 @@ impl Tools {
             return to_value(&crate::v8::suspects(&h, threshold_percent / 100.0, &graph::NoProgress));
         }
         let h = self.heap(dump)?;
+        crate::analyses::suspects_can_be_named(&h.snap)?;
         let paths = analysis::PathFinder::new(&h.snap, &graph::NoProgress);
         to_value(&analysis::suspects(&h.snap, h.retention(), &paths, threshold_percent / 100.0))
     }
@@ -188,7 +189,7 @@ impl Tools {
     /// A page of the findings and candidates of growth over `inputs` (or one run store), with
     /// `holders` holders per structure; a candidate inside a finding names it instead of
     /// repeating it.
-    pub fn growth(&self, inputs: &[String], holders: usize, page: Page) -> anyhow::Result<Value> {
+    pub fn growth(&self, inputs: &[String], holders: usize, explain: bool, page: Page) -> anyhow::Result<Value> {
         let inputs: Vec<PathBuf> = inputs.iter().map(PathBuf::from).collect();
         let options = growth::Options::default();
         let report = match inputs::run_store(&inputs)? {
@@ -206,6 +207,15 @@ impl Tools {
         };
         let mut doc = to_value(&report)?;
         fold_candidates(&mut doc);
+        if !explain {
+            // Why each structure was chosen is the CLI's --explain text: half of an answer
+            // on a real Tomcat series, and asked for only when wanted.
+            for f in doc.get_mut("findings").and_then(Value::as_array_mut).into_iter().flatten() {
+                if let Some(f) = f.as_object_mut() {
+                    f.remove("why");
+                }
+            }
+        }
         Ok(page.cut(page.cut(doc, "findings"), "candidates"))
     }
 

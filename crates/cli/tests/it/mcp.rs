@@ -135,7 +135,7 @@ pub fn assert_mcp_on_tomcat(dumps: &[PathBuf]) {
     let paths: Vec<&str> = dumps.iter().map(|p| p.to_str().unwrap()).collect();
     let last = *paths.last().unwrap();
 
-    let opened = client.ok("open", json!({"paths": paths}));
+    let opened = client.ok("open", json!({"inputs": paths}));
     let info = cli_json(&["info", "--quiet", "--json", last]);
     assert_eq!(opened[7]["objects"], info["objects"], "{opened}");
     assert_eq!(opened[7]["kind"], "heap dump");
@@ -158,31 +158,37 @@ pub fn assert_mcp_on_tomcat(dumps: &[PathBuf]) {
         .find(|c| c["class"] == "org.apache.catalina.session.StandardSession")
         .unwrap_or_else(|| panic!("{growth}"));
     assert_eq!((session["in_finding"].as_u64(), session.get("slice")), (Some(0), None), "{session}");
+    // Why each structure was chosen is the CLI's --explain text: left out unless asked.
+    assert!(finding.get("why").is_none(), "{finding}");
+    assert!(by_cli["findings"][0]["why"].as_array().is_some_and(|w| !w.is_empty()));
+    let explained = client.ok("growth", json!({"inputs": paths, "explain": true, "limit": 1}));
+    assert_eq!(explained["findings"][0]["why"], by_cli["findings"][0]["why"]);
 
     // What keeps the holder alive, and what it keeps: the same as `paths` and `dominators`.
     let selector = format!("id:{holder}");
+    // The argument's name of before (`dump`) is still read.
     let path = client.ok("paths", json!({"dump": last, "selector": selector}));
     assert_eq!(path, model(cli_json(&["paths", "--quiet", "--json", "--select", &selector, last])));
     let steps = path["paths"][0]["steps"].as_array().unwrap();
     assert_eq!(steps.last().unwrap()["id"], holder.as_str());
     assert!(steps.iter().any(|s| s["class"] == "org.apache.catalina.session.StandardManager"), "{path}");
-    let children = client.ok("dominators", json!({"dump": last, "parent": holder, "limit": 20}));
+    let children = client.ok("dominators", json!({"input": last, "parent": holder, "limit": 20}));
     let by_cli = cli_json(&["dominators", "--quiet", "--json", "--children", &holder, "--top", "20", last]);
     assert_eq!(children["objects"], by_cli["objects"]);
     assert!(!children["objects"].as_array().unwrap().is_empty());
 
     // A histogram a page at a time: the second page is the command's rows 5 to 9.
-    let first = client.ok("histogram", json!({"dump": last, "limit": 5}));
+    let first = client.ok("histogram", json!({"input": last, "limit": 5}));
     assert_eq!(first["classes"].as_array().unwrap().len(), 5);
     let offset = first["next"]["classes"]["offset"].as_u64().unwrap();
     assert_eq!(offset, 5);
-    let second = client.ok("histogram", json!({"dump": last, "offset": offset, "limit": 5}));
+    let second = client.ok("histogram", json!({"input": last, "offset": offset, "limit": 5}));
     let all = cli_json(&["histogram", "--quiet", "--json", "--top", "10", last]);
     assert_eq!(second["classes"], json!(all["classes"].as_array().unwrap()[5..10]));
 
     // SQL on the dumps the server keeps open.
     let sessions = "SELECT count(*) AS n FROM objects WHERE class = 'org.apache.catalina.session.StandardSession'";
-    let answer = client.ok("sql", json!({"dumps": [last], "query": sessions}));
+    let answer = client.ok("sql", json!({"inputs": [last], "query": sessions}));
     let histogram = cli_json(&["histogram", "--quiet", "--json", "--top", "0", last]);
     let expected = histogram["classes"]
         .as_array()
@@ -196,18 +202,18 @@ pub fn assert_mcp_on_tomcat(dumps: &[PathBuf]) {
     // Bad arguments are error results that say why (an unknown tool an MCP error), and the
     // server goes on.
     let bad: [(&str, Value, &str); 6] = [
-        ("paths", json!({"dump": last, "selector": "nonsense"}), "not a selector"),
-        ("dominators", json!({"dump": "/nonexistent.hprof"}), "/nonexistent.hprof"),
-        ("dominators", json!({"dump": last, "parent": "0x5"}), "no object at address 0x5"),
-        ("sql", json!({"dumps": [last], "query": "SELEKT 1"}), "SELEKT"),
-        ("retained", json!({"dump": last}), "selectors"),
+        ("paths", json!({"input": last, "selector": "nonsense"}), "not a selector"),
+        ("dominators", json!({"input": "/nonexistent.hprof"}), "/nonexistent.hprof"),
+        ("dominators", json!({"input": last, "parent": "0x5"}), "no object at address 0x5"),
+        ("sql", json!({"inputs": [last], "query": "SELEKT 1"}), "SELEKT"),
+        ("retained", json!({"input": last}), "selectors"),
         ("nothing", json!({}), "not found"),
     ];
     for (tool, arguments, reason) in bad {
         let error = client.call(tool, arguments.clone()).expect_err(&format!("{tool} {arguments}"));
         assert!(error.contains(reason), "{tool} {arguments}: {error}");
     }
-    let again = client.ok("sql", json!({"dumps": [last], "query": "SELECT 1 AS one"}));
+    let again = client.ok("sql", json!({"inputs": [last], "query": "SELECT 1 AS one"}));
     assert_eq!(again["rows"], json!([[1]]));
 }
 
@@ -221,36 +227,36 @@ fn a_pages_snapshot_over_mcp_answers_as_the_commands_do() {
     let snap = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/demo-page.heapsnapshot.gz");
     let snap = snap.to_str().unwrap();
     let info = cli_json(&["info", "--json", "-q", snap]);
-    let opened = client.ok("open", json!({"paths": [snap]}));
+    let opened = client.ok("open", json!({"inputs": [snap]}));
     assert_eq!(opened[0]["kind"], "V8 heap snapshot", "{opened}");
     assert_eq!([&opened[0]["objects"], &opened[0]["references"]], [&info["objects"], &info["references"]], "{opened}");
-    assert_eq!(model(client.ok("info", json!({"dump": snap}))), model(info));
+    assert_eq!(model(client.ok("info", json!({"input": snap}))), model(info));
 
-    let suspects = client.ok("suspects", json!({"dump": snap}));
+    let suspects = client.ok("suspects", json!({"input": snap}));
     assert_eq!(model(suspects.clone()), model(cli_json(&["suspects", "--json", "-q", snap])));
     assert_eq!(suspects["suspects"][0]["data_structure"], "rowCache (closure variable)", "{suspects:#}");
 
     // The top of the tree, then what its biggest node dominates a page at a time (by V8
     // id): two pages of 3 are the command's first 6.
     let top = cli_json(&["dominators", "--json", "-q", "--top", "5", snap]);
-    assert_eq!(client.ok("dominators", json!({"dump": snap, "limit": 5}))["objects"], top["objects"]);
+    assert_eq!(client.ok("dominators", json!({"input": snap, "limit": 5}))["objects"], top["objects"]);
     let id = top["objects"][0]["id"].as_str().unwrap();
     let whole = cli_json(&["dominators", "--json", "-q", "--children", id, "--top", "6", snap]);
-    let first = client.ok("dominators", json!({"dump": snap, "parent": id, "limit": 3}));
+    let first = client.ok("dominators", json!({"input": snap, "parent": id, "limit": 3}));
     let offset = first["next"]["objects"]["offset"].as_u64().expect("a next page");
-    let second = client.ok("dominators", json!({"dump": snap, "parent": id, "limit": 3, "offset": offset}));
+    let second = client.ok("dominators", json!({"input": snap, "parent": id, "limit": 3, "offset": offset}));
     let rows: Vec<&Value> =
         first["objects"].as_array().unwrap().iter().chain(second["objects"].as_array().unwrap()).collect();
     assert_eq!(rows, whole["objects"].as_array().unwrap().iter().collect::<Vec<_>>());
     assert_eq!(rows.len(), 6, "{whole:#}");
 
-    let paths = client.ok("paths", json!({"dump": snap, "selector": "class:Text", "max": 2}));
+    let paths = client.ok("paths", json!({"input": snap, "selector": "class:Text", "max": 2}));
     assert!(!paths["paths"].as_array().unwrap().is_empty(), "{paths:#}");
     assert_eq!(model(paths), model(cli_json(&["paths", "--json", "-q", "--max", "2", "--select", "class:Text", snap])));
 
-    let retained = client.ok("retained", json!({"dump": snap, "selectors": ["class:Text"]}));
+    let retained = client.ok("retained", json!({"input": snap, "selectors": ["class:Text"]}));
     assert_eq!(model(retained), model(cli_json(&["retained", "--json", "-q", "--select", "class:Text", snap])));
 
-    let refused = client.call("sql", json!({"dumps": [snap], "query": "SELECT 1"})).expect_err("sql");
+    let refused = client.call("sql", json!({"inputs": [snap], "query": "SELECT 1"})).expect_err("sql");
     assert!(refused.contains("V8 heap snapshot") && refused.contains("`suspects`"), "{refused}");
 }

@@ -98,14 +98,14 @@ impl Server {
         description = "Open heap dumps, run stores or summaries, and say what each is: for a dump, its objects, classes, bytes and time; the dumps stay open for the other tools. Optional: every tool opens what it names."
     )]
     async fn open(&self, Parameters(req): Parameters<OpenRequest>) -> Result<CallToolResult, ErrorData> {
-        self.blocking(move |t| t.open(&req.paths)).await
+        self.blocking(move |t| t.open(&req.inputs)).await
     }
 
     #[tool(
         description = "One dump's facts: format, identifier size, object layout, counts of objects, classes and references, GC roots by kind, and warnings."
     )]
     async fn info(&self, Parameters(req): Parameters<DumpRequest>) -> Result<CallToolResult, ErrorData> {
-        self.blocking(move |t| t.info(&req.dump)).await
+        self.blocking(move |t| t.info(&req.input)).await
     }
 
     #[tool(
@@ -113,42 +113,45 @@ impl Server {
     )]
     async fn histogram(&self, Parameters(req): Parameters<HistogramRequest>) -> Result<CallToolResult, ErrorData> {
         let by = req.by.unwrap_or(By::Class).into();
-        self.blocking(move |t| t.histogram(&req.dump, by, page(req.offset, req.limit, 30))).await
+        self.blocking(move |t| t.histogram(&req.input, by, page(req.offset, req.limit, 30))).await
     }
 
     #[tool(
         description = "With one dump: the objects that keep the biggest shares of the live heap alive, each with its path from a GC root, the data structure where memory accumulates and what it holds. Start here when there is a single dump."
     )]
     async fn suspects(&self, Parameters(req): Parameters<SuspectsRequest>) -> Result<CallToolResult, ErrorData> {
-        self.blocking(move |t| t.suspects(&req.dump, req.threshold_percent.unwrap_or(10.0))).await
+        self.blocking(move |t| t.suspects(&req.input, req.threshold_percent.unwrap_or(10.0))).await
     }
 
     #[tool(
         description = "The dominator tree: which objects keep the most memory alive. Without parent, the top of the tree; with parent (an id), the objects it alone keeps alive, biggest first. retained_bytes is what the GC would free if that object became unreachable."
     )]
     async fn dominators(&self, Parameters(req): Parameters<DominatorsRequest>) -> Result<CallToolResult, ErrorData> {
-        self.blocking(move |t| t.dominators(&req.dump, req.parent.as_deref(), page(req.offset, req.limit, 20))).await
+        self.blocking(move |t| t.dominators(&req.input, req.parent.as_deref(), page(req.offset, req.limit, 20))).await
     }
 
     #[tool(
         description = "Why objects are alive: the shortest chains of strong references from GC roots to the selected objects, grouped by shape with a count. Use it on the holder growth or suspects named."
     )]
     async fn paths(&self, Parameters(req): Parameters<PathsRequest>) -> Result<CallToolResult, ErrorData> {
-        self.blocking(move |t| t.paths(&req.dump, &req.selector, req.max.unwrap_or(5))).await
+        self.blocking(move |t| t.paths(&req.input, &req.selector, req.max.unwrap_or(5))).await
     }
 
     #[tool(
         description = "Sizes of groups of objects: their shallow bytes, what they reach (transitive bytes), and what the GC would free if the whole group became unreachable (retained bytes), per group and for all groups together."
     )]
     async fn retained(&self, Parameters(req): Parameters<RetainedRequest>) -> Result<CallToolResult, ErrorData> {
-        self.blocking(move |t| t.retained(&req.dump, &req.selectors)).await
+        self.blocking(move |t| t.retained(&req.input, &req.selectors)).await
     }
 
     #[tool(
         description = "Growth over a series of dumps of one process, oldest first (or over an agent's run store): the classes whose instances keep growing, ranked, each finding with the data structure that holds the growing objects (holder), its path and how much it grew; a candidate that piles up in a finding names it (in_finding) instead of repeating it. The main tool for a leak that takes hours or days."
     )]
     async fn growth(&self, Parameters(req): Parameters<GrowthRequest>) -> Result<CallToolResult, ErrorData> {
-        self.blocking(move |t| t.growth(&req.inputs, req.holders.unwrap_or(3), page(req.offset, req.limit, 10))).await
+        self.blocking(move |t| {
+            t.growth(&req.inputs, req.holders.unwrap_or(3), req.explain, page(req.offset, req.limit, 10))
+        })
+        .await
     }
 
     #[tool(
@@ -164,21 +167,21 @@ impl Server {
     async fn stale(&self, Parameters(req): Parameters<StaleRequest>) -> Result<CallToolResult, ErrorData> {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         let older = req.older_than_seconds.unwrap_or(0).saturating_mul(1000);
-        self.blocking(move |t| t.stale(&req.store, older, now, page(req.offset, req.limit, 50))).await
+        self.blocking(move |t| t.stale(&req.input, older, now, page(req.offset, req.limit, 50))).await
     }
 
     #[tool(
         description = "Objects the program declared dead (leakscope's expectDead API) that are still reachable, grouped by path from a GC root, in a heap dump or a run store."
     )]
     async fn check(&self, Parameters(req): Parameters<CheckRequest>) -> Result<CallToolResult, ErrorData> {
-        self.blocking(move |t| t.check(&req.target, page(req.offset, req.limit, 50))).await
+        self.blocking(move |t| t.check(&req.input, page(req.offset, req.limit, 50))).await
     }
 
     #[tool(
         description = "Any other question, in SQL over one or more dumps. Tables: heaps(heap, path, objects, refs, classes, roots, shallow_bytes, timestamp_ms), classes(heap, id, name, package, loader, super, instances, shallow_bytes, retained_bytes), objects(heap, id, class, class_id, shallow_bytes, retained_bytes, dominator, depth, reachable, root_kind, array_length, text), refs(heap, from, to, field, strength), roots(heap, object, kind, thread, frame, static_field), fields(heap, object, class, name, declared_by, static, type, value, ref, string). Table functions: dominated(id), path_to_root(id), retained_set(selector), instances_of(class, with_subclasses). Example: SELECT class, count(*), sum(retained_bytes) FROM objects GROUP BY class ORDER BY 3 DESC LIMIT 10."
     )]
     async fn sql(&self, Parameters(req): Parameters<SqlRequest>) -> Result<CallToolResult, ErrorData> {
-        self.blocking(move |t| t.sql(&req.dumps, &req.query, page(req.offset, req.limit, 100))).await
+        self.blocking(move |t| t.sql(&req.inputs, &req.query, page(req.offset, req.limit, 100))).await
     }
 }
 

@@ -1,5 +1,7 @@
 //! The arguments of each tool, as the client sends them: their docs are the schemas the
-//! client reads, so the defaults are said there.
+//! client reads, so the defaults are said there. A tool's files are `input` (one) or
+//! `inputs` (several) in every tool; the names of before (`dump`, `paths`, `store`, ...) are
+//! still read.
 
 use serde::Deserialize;
 
@@ -9,21 +11,24 @@ use crate::by::By;
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub(super) struct DumpRequest {
     /// Path of the heap dump (.hprof) or V8 heap snapshot (.heapsnapshot), or gzip of one.
-    pub(super) dump: String,
+    #[serde(alias = "dump")]
+    pub(super) input: String,
 }
 
 /// Arguments of `open`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub(super) struct OpenRequest {
     /// Paths of heap dumps (oldest first for a series), run stores (.db) or summaries.
-    pub(super) paths: Vec<String>,
+    #[serde(alias = "paths")]
+    pub(super) inputs: Vec<String>,
 }
 
 /// Arguments of `histogram`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub(super) struct HistogramRequest {
-    /// Path of the heap dump.
-    pub(super) dump: String,
+    /// Path of the heap dump (.hprof) or V8 heap snapshot (.heapsnapshot), or gzip of one.
+    #[serde(alias = "dump")]
+    pub(super) input: String,
     /// Rows per class (default), per package, or per class hierarchy.
     #[serde(default)]
     pub(super) by: Option<By>,
@@ -38,8 +43,9 @@ pub(super) struct HistogramRequest {
 /// Arguments of `suspects`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub(super) struct SuspectsRequest {
-    /// Path of the heap dump.
-    pub(super) dump: String,
+    /// Path of the heap dump (.hprof) or V8 heap snapshot (.heapsnapshot), or gzip of one.
+    #[serde(alias = "dump")]
+    pub(super) input: String,
     /// Smallest share of the live heap, in percent, for a suspect (default 10).
     #[serde(default)]
     pub(super) threshold_percent: Option<f64>,
@@ -48,8 +54,9 @@ pub(super) struct SuspectsRequest {
 /// Arguments of `dominators`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub(super) struct DominatorsRequest {
-    /// Path of the heap dump.
-    pub(super) dump: String,
+    /// Path of the heap dump (.hprof) or V8 heap snapshot (.heapsnapshot), or gzip of one.
+    #[serde(alias = "dump")]
+    pub(super) input: String,
     /// The object whose children to list, as 0x-prefixed hexadecimal id; none for the top of
     /// the tree (what only GC roots keep alive).
     #[serde(default)]
@@ -65,8 +72,9 @@ pub(super) struct DominatorsRequest {
 /// Arguments of `paths`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub(super) struct PathsRequest {
-    /// Path of the heap dump.
-    pub(super) dump: String,
+    /// Path of the heap dump (.hprof) or V8 heap snapshot (.heapsnapshot), or gzip of one.
+    #[serde(alias = "dump")]
+    pub(super) input: String,
     /// Which objects: class:NAME, class:NAME+ (with subclasses), id:0xADDR, static:CLASS.FIELD,
     /// or rule:A>B>C (objects of class C reached through A, then B).
     pub(super) selector: String,
@@ -78,8 +86,9 @@ pub(super) struct PathsRequest {
 /// Arguments of `retained`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub(super) struct RetainedRequest {
-    /// Path of the heap dump.
-    pub(super) dump: String,
+    /// Path of the heap dump (.hprof) or V8 heap snapshot (.heapsnapshot), or gzip of one.
+    #[serde(alias = "dump")]
+    pub(super) input: String,
     /// Groups of objects, one selector each (as for paths).
     pub(super) selectors: Vec<String>,
 }
@@ -99,6 +108,10 @@ pub(super) struct GrowthRequest {
     /// Findings (and candidates) to return (default 10).
     #[serde(default)]
     pub(super) limit: Option<usize>,
+    /// Also say why each structure was chosen, step by step (each finding's `why`; off by
+    /// default: it is most of a long answer).
+    #[serde(default)]
+    pub(super) explain: bool,
 }
 
 /// Arguments of `diff`.
@@ -120,7 +133,8 @@ pub(super) struct DiffRequest {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub(super) struct StaleRequest {
     /// The run store (.db) of an agent run with last-access monitoring.
-    pub(super) store: String,
+    #[serde(alias = "store")]
+    pub(super) input: String,
     /// Report only objects not used for this many seconds (default 0).
     #[serde(default)]
     pub(super) older_than_seconds: Option<u64>,
@@ -137,7 +151,8 @@ pub(super) struct StaleRequest {
 pub(super) struct CheckRequest {
     /// A heap dump or run store of a program that declared objects dead (leakscope's
     /// expectDead API).
-    pub(super) target: String,
+    #[serde(alias = "target")]
+    pub(super) input: String,
     /// The first group to return.
     #[serde(default)]
     pub(super) offset: usize,
@@ -150,7 +165,8 @@ pub(super) struct CheckRequest {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub(super) struct SqlRequest {
     /// Heap dumps, numbered from 1 in this order in every table's `heap` column.
-    pub(super) dumps: Vec<String>,
+    #[serde(alias = "dumps")]
+    pub(super) inputs: Vec<String>,
     /// One SQL statement (Apache DataFusion's dialect).
     pub(super) query: String,
     /// The first row to return.
