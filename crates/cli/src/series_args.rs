@@ -32,6 +32,11 @@ pub struct RankingArgs {
     /// is not taken for a leak [default: 1m for an agent's run store, none for dumps].
     #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
     pub min_span: Option<u64>,
+    /// Also report a class or structure that kept at least SIZE more in every heap than in the
+    /// one before, whatever its rank: for heaps taken after equal rounds of the same work, as
+    /// a leak test takes them (a few hundred bytes a round is a leak there).
+    #[arg(long, value_name = "SIZE", value_parser = runstore::options::parse_bytes)]
+    pub per_heap: Option<u64>,
 }
 
 /// A duration on the command line, in milliseconds.
@@ -72,6 +77,7 @@ impl RankingArgs {
             ratio,
             min_growth_bytes: self.min_growth,
             min_span_ms: self.min_span,
+            per_heap_bytes: self.per_heap,
             ..Default::default()
         })
     }

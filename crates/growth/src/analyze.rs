@@ -2,7 +2,7 @@
 //! that head a structure.
 
 use crate::diff::snapshot_row;
-use crate::ranking::{judge_at, Method, Options};
+use crate::ranking::{grows_steadily, judge_at, Method, Options};
 use crate::series::Series;
 use crate::summary::HeapSummary;
 use crate::{names, process, slice, structures};
@@ -12,9 +12,15 @@ use crate::{names, process, slice, structures};
 /// heap's process are judged (a note says which were left out), and the heaps that could not
 /// be read whole are listed ([`report::GrowthReport::incomplete`]).
 pub fn analyze(summaries: &[HeapSummary], o: &Options, explain: &[String]) -> report::GrowthReport {
-    let (last, mixed) = process::last_process(summaries);
-    let mut report = analyze_one_process(&summaries[last..], o, explain);
-    report.other_processes = summaries[..last].iter().map(|s| s.source.clone()).collect();
+    let (mine, mixed) = process::last_process(summaries);
+    let mut report = if mine.len() == summaries.len() {
+        analyze_one_process(summaries, o, explain)
+    } else {
+        let judged: Vec<HeapSummary> = mine.iter().map(|&i| summaries[i].clone()).collect();
+        analyze_one_process(&judged, o, explain)
+    };
+    report.other_processes =
+        (0..summaries.len()).filter(|i| !mine.contains(i)).map(|i| summaries[i].source.clone()).collect();
     report.notes.extend(mixed);
     report.incomplete =
         summaries.iter().filter_map(|s| Some(format!("{}: {}", s.source, s.incomplete.as_deref()?))).collect();
@@ -29,23 +35,37 @@ fn analyze_one_process(summaries: &[HeapSummary], o: &Options, explain: &[String
         .iter()
         .filter_map(|c| {
             let v = judge_at(&c.bytes, &series.totals, series.at.as_deref(), o);
-            v.is_candidate().then(|| report::Candidate {
-                class: c.name.clone(),
-                rank: v.rank,
-                phases: v.phases,
-                volumes: c.bytes.clone(),
-                instances: c.instances.clone(),
-                growth_bytes: v.growth_bytes,
-                slice: slice::slice(&series, &holders, &c.name),
-                holders: Vec::new(),
-                allocation_sites: Vec::new(),
-                same_structure_as: None,
-            })
+            v.is_candidate().then(|| candidate(c, &v, slice::slice(&series, &holders, &c.name)))
         })
         .collect();
     candidates.sort_by(|a, b| b.rank.total_cmp(&a.rank).then(b.growth_bytes.cmp(&a.growth_bytes)));
-    let names: Vec<&str> = candidates.iter().map(|c| c.class.as_str()).collect();
-    let findings = structures::findings(summaries, &names, series.at.as_deref(), o);
+    // A short series searches the places of every class that grew at a steady pace, and
+    // judges each structure by all it holds: a session map's few bytes of sessions a step are
+    // significant together with their strings and nodes, not one class at a time.
+    let short = crate::ranking::is_short(summaries.len(), o);
+    let seeds: Vec<&str> = if short {
+        series
+            .classes
+            .iter()
+            .filter(|c| grows_steadily(&c.bytes, series.at.as_deref(), o))
+            .map(|c| c.name.as_str())
+            .collect()
+    } else {
+        candidates.iter().map(|c| c.class.as_str()).collect()
+    };
+    let findings = structures::findings(summaries, &seeds, series.at.as_deref(), o);
+    if short {
+        // The classes that pile up in a growing structure are candidates with it.
+        let members: Vec<&str> = findings.iter().flat_map(|f| f.members.iter().map(|m| m.class.as_str())).collect();
+        for c in series.classes.iter().filter(|c| members.contains(&c.name.as_str())) {
+            if candidates.iter().any(|x| x.class == c.name) {
+                continue;
+            }
+            let v = judge_at(&c.bytes, &series.totals, series.at.as_deref(), o);
+            candidates.push(candidate(c, &v, slice::slice(&series, &holders, &c.name)));
+        }
+        candidates.sort_by_key(|c| std::cmp::Reverse(c.growth_bytes));
+    }
     if !findings.is_empty() {
         // Under findings the classes are read as what piles up: the application's classes and
         // the elements before the collections' internals (arrays, map nodes), each by rank.
@@ -54,12 +74,23 @@ fn analyze_one_process(summaries: &[HeapSummary], o: &Options, explain: &[String
     mark_same_structures(&mut candidates);
     let mut report = report::GrowthReport {
         snapshots: summaries.iter().map(snapshot_row).collect(),
-        ranking: report::RankingInfo {
-            method: o.method.name().into(),
-            decay: o.ratio.decay,
-            threshold: if o.method == Method::Slope { 0.0 } else { o.ratio.threshold },
-            min_phases: o.ratio.min_phases,
-            min_growth_bytes: o.min_growth_bytes,
+        ranking: if short {
+            // No rank decides a short series: say what did.
+            report::RankingInfo {
+                method: crate::ranking::STEADY.into(),
+                decay: 0.0,
+                threshold: 0.0,
+                min_phases: o.ratio.min_phases,
+                min_growth_bytes: crate::ranking::short_floor(&series.totals, o),
+            }
+        } else {
+            report::RankingInfo {
+                method: o.method.name().into(),
+                decay: o.ratio.decay,
+                threshold: if o.method == Method::Slope { 0.0 } else { o.ratio.threshold },
+                min_phases: o.ratio.min_phases,
+                min_growth_bytes: o.min_growth_bytes,
+            }
         },
         candidates,
         findings,
@@ -71,6 +102,9 @@ fn analyze_one_process(summaries: &[HeapSummary], o: &Options, explain: &[String
         incomplete: Vec::new(),
         other_processes: Vec::new(),
     };
+    if report.candidates.is_empty() && report.not_enough_data.is_none() {
+        report.not_enough_data = crate::ranking::unexplained_heap_growth(&series.totals, series.at.as_deref(), o);
+    }
     if report.not_enough_data.is_none() {
         report.not_enough_data = too_short(summaries, o);
         if report.not_enough_data.is_some() {
@@ -80,6 +114,22 @@ fn analyze_one_process(summaries: &[HeapSummary], o: &Options, explain: &[String
         }
     }
     report
+}
+
+/// A class's row in the ranking: its verdict's figures and its slice.
+fn candidate(c: &crate::series::ClassSeries, v: &crate::ranking::Verdict, slice: report::Slice) -> report::Candidate {
+    report::Candidate {
+        class: c.name.clone(),
+        rank: v.rank,
+        phases: v.phases,
+        volumes: c.bytes.clone(),
+        instances: c.instances.clone(),
+        growth_bytes: v.growth_bytes,
+        slice,
+        holders: Vec::new(),
+        allocation_sites: Vec::new(),
+        same_structure_as: None,
+    }
 }
 
 /// The candidates that head a structure, as `top` and the agent's metrics show them: with
@@ -192,6 +242,17 @@ fn notes(heaps: usize, uneven: bool, o: &Options) -> Vec<String> {
     let mut out = Vec::new();
     if uneven {
         out.push("the heaps were taken at uneven times: trends are judged per unit of time, not per heap".into());
+    }
+    if let Some(step) = o.per_heap_bytes {
+        out.push(format!(
+            "a class or structure that kept {} more at every heap than at the one before is a candidate whatever its rank (--per-heap)",
+            report::human_bytes(step)
+        ));
+    } else if heaps > o.ratio.min_phases as usize && crate::ranking::is_short(heaps, o) {
+        out.push(format!(
+            "{heaps} heaps are fewer than the ranking needs: a structure is a finding when all it holds grew at every step at a steady pace (no step under half another), by {:.1}% of the last heap or more, and the classes piling up in it are the candidates; from so few heaps a working set that happened to rise twice evenly looks the same, so a heap taken after the same interval again confirms or clears it",
+            crate::ranking::SHORT_SERIES_SHARE * 100.0
+        ));
     }
     out.extend(too_few(heaps, o));
     out

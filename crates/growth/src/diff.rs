@@ -34,7 +34,19 @@ pub fn diff(old: &HeapSummary, new: &HeapSummary) -> report::DiffReport {
         .filter(|d| d.delta_bytes != 0)
         .collect();
     edges.sort_by(|a, b| b.delta_bytes.abs().cmp(&a.delta_bytes.abs()).then(a.from.cmp(&b.from)));
-    report::DiffReport { old: snapshot_row(old), new: snapshot_row(new), classes, edges }
+    let notes = match (&old.process, &new.process) {
+        (Some(a), Some(b)) if crate::same_process(a, b) == Some(false) => {
+            let mains = match (&a.main_class, &b.main_class) {
+                (Some(x), Some(y)) if x != y => format!(" (main classes {x} and {y})"),
+                _ => String::new(),
+            };
+            vec![format!(
+                "the two heaps come from two JVM processes{mains}: another program or a restart, so the difference is not one process's growth"
+            )]
+        }
+        _ => Vec::new(),
+    };
+    report::DiffReport { old: snapshot_row(old), new: snapshot_row(new), classes, edges, notes }
 }
 
 /// How a report names one heap.

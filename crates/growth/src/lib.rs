@@ -32,9 +32,10 @@ mod series;
 mod slice;
 pub mod structures;
 mod summary;
+mod trend;
 pub mod v8;
 
-pub use process::{process_starts, same_process};
+pub use process::{processes, same_process};
 pub use ranking::{judge, judge_at, kept, positions, sampling_error, Method, Options, Verdict, RUN_MIN_SPAN_MS};
 pub use ratio::{ratio_rank, RatioParams, RatioRank};
 pub use series::{ClassSeries, EdgeSeries, Series};

@@ -2,18 +2,41 @@
 
 use crate::summary::{HeapSummary, ProcessMark};
 
-/// Where each process's run of heaps begins in `series` (always 0 first): a heap begins a new
-/// run when the heap before it is of another process ([`same_process`] says no).
-pub fn process_starts(series: &[HeapSummary]) -> Vec<usize> {
-    let mut starts = vec![0];
-    for (i, w) in series.windows(2).enumerate() {
-        if let (Some(a), Some(b)) = (&w[0].process, &w[1].process) {
-            if same_process(a, b) == Some(false) {
-                starts.push(i + 1);
+/// Which process each heap of `series` comes from, numbered from 0 in order of first
+/// appearance. A heap is of the process of the heap before it unless their marks say
+/// otherwise ([`same_process`]); then of an earlier process whose last marked heap its mark
+/// matches, so that two programs dumped in turn are two processes, not one per heap; else of
+/// a new one.
+pub fn processes(series: &[HeapSummary]) -> Vec<usize> {
+    let mut of = Vec::with_capacity(series.len());
+    // Each process's last heap with a mark: what the next heap is compared with.
+    let mut marks: Vec<Option<&ProcessMark>> = Vec::new();
+    for h in series {
+        let prev = of.last().copied();
+        let id = match (&h.process, prev) {
+            (_, None) => {
+                marks.push(None);
+                0
             }
+            (None, Some(p)) => p,
+            (Some(m), Some(p)) => {
+                let same = |g: usize| marks[g].map_or(Some(true), |x| same_process(x, m));
+                if same(p) != Some(false) {
+                    p
+                } else if let Some(g) = (0..marks.len()).find(|&g| g != p && same(g) == Some(true)) {
+                    g
+                } else {
+                    marks.push(None);
+                    marks.len() - 1
+                }
+            }
+        };
+        if let Some(m) = &h.process {
+            marks[id] = Some(m);
         }
+        of.push(id);
     }
-    starts
+    of
 }
 
 /// Whether two heaps come from one JVM process, when their marks tell: a thread id both
@@ -47,32 +70,36 @@ pub fn same_process(a: &ProcessMark, b: &ProcessMark) -> Option<bool> {
 }
 
 /// Says which heaps of `series` come from other processes than the last heap's, as a note,
-/// and returns where the last process's heaps begin (0 when all are one process's).
-pub(crate) fn last_process(series: &[HeapSummary]) -> (usize, Option<String>) {
-    let starts = process_starts(series);
-    if starts.len() < 2 {
-        return (0, None);
+/// and returns the last heap's process's heaps, oldest first (every heap when all are one
+/// process's).
+pub(crate) fn last_process(series: &[HeapSummary]) -> (Vec<usize>, Option<String>) {
+    let of = processes(series);
+    let count = of.iter().max().map_or(0, |&m| m + 1);
+    let last = of.last().copied().unwrap_or(0);
+    let mine: Vec<usize> = (0..series.len()).filter(|&i| of[i] == last).collect();
+    if count < 2 {
+        return (mine, None);
     }
-    let last = *starts.last().unwrap_or(&0);
-    let runs: Vec<String> = starts
-        .iter()
-        .zip(starts.iter().skip(1).chain(std::iter::once(&series.len())))
-        .map(|(&from, &to)| {
-            let heaps =
-                if to - from == 1 { format!("heap {}", from + 1) } else { format!("heaps {}–{to}", from + 1) };
-            match series[from].process.as_ref().and_then(|p| p.main_class.as_deref()) {
-                Some(main) => format!("{heaps} (main class {main})"),
-                None => heaps,
+    let groups: Vec<String> = (0..count)
+        .map(|p| {
+            let heaps: Vec<usize> = (0..series.len()).filter(|&i| of[i] == p).collect();
+            let listed = match heaps.as_slice() {
+                [one] => format!("heap {}", one + 1),
+                [a, .., b] if b - a + 1 == heaps.len() => format!("heaps {}–{}", a + 1, b + 1),
+                _ => format!("heaps {}", heaps.iter().map(|i| (i + 1).to_string()).collect::<Vec<_>>().join(", ")),
+            };
+            match series[heaps[0]].process.as_ref().and_then(|p| p.main_class.as_deref()) {
+                Some(main) => format!("{listed} (main class {main})"),
+                None => listed,
             }
         })
         .collect();
     let note = format!(
-        "the heaps come from {} JVM processes (a restart, or another program: the JVM's own threads are other threads): {}; only the last process's {} judged, as growth is one process's",
-        starts.len(),
-        runs.join(", "),
-        if series.len() - last == 1 { "heap is".to_string() } else { format!("{} heaps are", series.len() - last) }
+        "the heaps come from {count} JVM processes (a restart, or another program: the JVM's own threads are other threads): {}; only the last heap's process's {} judged, as growth is one process's",
+        groups.join(", "),
+        if mine.len() == 1 { "heap is".to_string() } else { format!("{} heaps are", mine.len()) }
     );
-    (last, Some(note))
+    (mine, Some(note))
 }
 
 #[cfg(test)]
@@ -112,10 +139,34 @@ mod tests {
         let first = [(1, 10), (2, 20)];
         let second = [(1, 11), (2, 21)];
         let series = [heap(&first), heap(&first), heap(&second), HeapSummary::default(), heap(&second)];
-        assert_eq!(process_starts(&series), [0, 2]);
-        let (last, note) = last_process(&series);
-        assert_eq!(last, 2);
+        assert_eq!(processes(&series), [0, 0, 1, 1, 1]);
+        let (mine, note) = last_process(&series);
+        assert_eq!(mine, [2, 3, 4]);
         let note = note.unwrap();
-        assert!(note.contains("heaps 1–2 (main class Shop), heaps 3–5 (main class Shop)"), "{note}");
+        assert!(
+            note.contains("2 JVM processes")
+                && note.contains("heaps 1–2 (main class Shop), heaps 3–5 (main class Shop)"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn two_programs_dumped_in_turn_are_two_processes() {
+        let of = |threads: &[(u64, u64)], main: &str| HeapSummary {
+            process: Some(mark(threads, Some(main))),
+            ..Default::default()
+        };
+        let (shop, batch) = ([(1, 10), (2, 20)], [(1, 31), (2, 41)]);
+        let series =
+            [of(&shop, "Shop"), of(&batch, "Batch"), of(&shop, "Shop"), of(&batch, "Batch"), of(&shop, "Shop")];
+        assert_eq!(processes(&series), [0, 1, 0, 1, 0]);
+        let (mine, note) = last_process(&series);
+        assert_eq!(mine, [0, 2, 4], "every heap of the last heap's program is judged");
+        let note = note.unwrap();
+        assert!(
+            note.contains("2 JVM processes")
+                && note.contains("heaps 1, 3, 5 (main class Shop), heaps 2, 4 (main class Batch)"),
+            "{note}"
+        );
     }
 }

@@ -15,7 +15,7 @@ use std::hash::{Hash, Hasher};
 
 use crate::names::{is_collection_part, person_name, PersonName, Step};
 use crate::platform::{is_jdk_class, is_platform_class};
-use crate::ranking::{judge_at, Options};
+use crate::ranking::{grows_steadily, is_short, judge_at, Options};
 use crate::summary::{HeapSummary, PathVolume};
 
 /// Places shown per finding below the structure.
@@ -81,6 +81,20 @@ impl<'a> Tree<'a> {
 
     fn parent(&self, i: usize) -> Option<usize> {
         self.nodes[i].parent.map(|p| p as usize).filter(|&p| p < i)
+    }
+
+    /// Bytes of every object placed at or below a node whose key is `key` (the places under
+    /// one of them counted once, though a key repeats below itself).
+    fn held_under(&self, key: u64) -> u64 {
+        let mut under = vec![false; self.nodes.len()];
+        let mut bytes = 0;
+        for i in 0..self.nodes.len() {
+            under[i] = self.keys[i] == key || self.parent(i).is_some_and(|p| under[p]);
+            if under[i] {
+                bytes += self.nodes[i].bytes;
+            }
+        }
+        bytes
     }
 
     /// The path to node `i`, from its root.
@@ -176,6 +190,7 @@ pub fn findings(
     at: Option<&[f64]>,
     o: &Options,
 ) -> Vec<report::Finding> {
+    let short = is_short(summaries.len(), o);
     if summaries.is_empty() || summaries.iter().any(|h| h.paths.is_empty()) {
         return Vec::new();
     }
@@ -222,8 +237,11 @@ pub fn findings(
                     instances[h] += p.instances[h];
                 }
             }
+            // A short series' members are the classes that pile up there at a steady pace,
+            // however little each: the structure is judged by all it holds, below.
             let verdict = judge_at(&volumes, &totals, at, o);
-            if !verdict.is_candidate() {
+            let member = if short { grows_steadily(&volumes, at, o) } else { verdict.is_candidate() };
+            if !member {
                 continue;
             }
             let found = &structures[&key];
@@ -248,9 +266,6 @@ pub fn findings(
                 }
             });
             f.why.push(format!("{c}: {}", found.why.join("; ")));
-            for (v, add) in f.volumes.iter_mut().zip(&volumes) {
-                *v += add;
-            }
             f.growth_bytes += verdict.growth_bytes;
             f.members.push(report::Member {
                 class: c.to_string(),
@@ -280,7 +295,17 @@ pub fn findings(
     let mut out: Vec<report::Finding> = order
         .into_iter()
         .filter_map(|k| by_structure.remove(&k).map(|f| (k, f)))
-        .map(|(k, mut f)| {
+        .filter_map(|(k, mut f)| {
+            // What the structure holds is everything placed under it, not only the candidate
+            // classes: a session map's growth counts the sessions' strings, tokens and map
+            // nodes too, as its holder's retained size does.
+            f.volumes = trees.iter().map(|t| t.held_under(k)).collect();
+            let kept = crate::ranking::kept(&f.volumes);
+            let from = kept.iter().rposition(|&v| v == 0).map_or(0, |z| z + 1).min(n - 1);
+            f.growth_bytes = f.growth_bytes.max(kept[n - 1].saturating_sub(kept[from]));
+            if short && !judge_at(&f.volumes, &totals, at, o).is_candidate() {
+                return None;
+            }
             let by_growth = |a: &report::Member, b: &report::Member| {
                 is_application(&b.class).cmp(&is_application(&a.class)).then(b.growth_bytes.cmp(&a.growth_bytes))
             };
@@ -301,7 +326,7 @@ pub fn findings(
             if let Some(g) = f.members.first().and_then(|m| paths_of(&m.class)) {
                 f.growing_paths = g;
             }
-            f
+            Some(f)
         })
         .collect();
     out.sort_by(|a, b| b.growth_bytes.cmp(&a.growth_bytes).then(a.structure.cmp(&b.structure)));

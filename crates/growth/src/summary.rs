@@ -107,7 +107,7 @@ pub struct HeapSummary {
     pub process: Option<ProcessMark>,
 }
 
-/// What tells one JVM process's heaps from another's (see [`crate::process_starts`]).
+/// What tells one JVM process's heaps from another's (see [`crate::processes`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct ProcessMark {
     /// The live platform threads: Java id (`Thread.tid`) and the address of the VM's thread

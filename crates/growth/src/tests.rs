@@ -161,3 +161,71 @@ fn a_container_whose_array_grew_between_walks_is_the_structure_and_names_its_hol
     let s = report.candidates[0].slice.structure.as_ref().expect("the list that grew");
     assert_eq!((s.name.as_str(), s.seen_holding), ("Shop$PriceService.listeners", false));
 }
+
+/// Three dumps, a second apart, of the classes given with their bytes in each, beside a
+/// steady 38 MiB of `Other`.
+fn three(classes: &[(&str, [u64; 3])]) -> Vec<HeapSummary> {
+    const OTHER: u64 = 38 << 20;
+    (0..3)
+        .map(|i| {
+            let mut volumes: Vec<ClassVolume> = classes
+                .iter()
+                .map(|(name, b)| ClassVolume { name: name.to_string(), instances: b[i] / 32, bytes: b[i] })
+                .collect();
+            volumes.push(ClassVolume { name: "Other".into(), instances: 1000, bytes: OTHER });
+            HeapSummary {
+                source: format!("dump{}", i + 3),
+                time_ms: Some(1_000_000 + i as u64 * 1_000),
+                total_bytes: volumes.iter().map(|c| c.bytes).sum(),
+                classes: volumes,
+                ..Default::default()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn three_dumps_of_a_leak_under_way_name_it_where_the_ranking_cannot() {
+    const MB: u64 = 1 << 20;
+    // 60 k → 80 k → 100 k sessions of 32 B: Cork's rank is 83, under its threshold of 100.
+    let heaps = three(&[("Session", [60_000 * 32, 80_000 * 32, 100_000 * 32])]);
+    let explain = ["Session".to_string()];
+    let r = crate::analyze(&heaps, &Options::default(), &explain);
+    assert_eq!(r.candidates.iter().map(|c| c.class.as_str()).collect::<Vec<_>>(), ["Session"], "{:?}", r.explained);
+    assert!((r.candidates[0].rank - 83.3).abs() < 0.1, "Cork's rank alone would pass it: {}", r.candidates[0].rank);
+    assert!(r.notes.iter().any(|n| n.contains("3 heaps are fewer than the ranking needs")), "{:?}", r.notes);
+    // The same series as published: Cork's ranking finds nothing.
+    let cork = Options { method: crate::Method::Cork, ..Options::default() };
+    assert!(crate::analyze(&heaps, &cork, &[]).candidates.is_empty());
+    // Growth that slows to a trickle (a warm-up), or swings (a working set that rose by
+    // chance, which Cork's rank passes at 318), is not a leak: steps under half of one another.
+    for uneven in [[MB, 3 * MB, 3 * MB + 200_000], [517_336, 848_608, 1_926_016]] {
+        let r = crate::analyze(&three(&[("Session", uneven)]), &Options::default(), &explain);
+        assert!(r.candidates.is_empty(), "{uneven:?}: {:?}", r.candidates);
+        assert!(r.explained[0].verdict.contains("uneven"), "{}", r.explained[0].verdict);
+    }
+    // Even growth too small for the heap (under 64 KiB) is not named.
+    let small = crate::analyze(&three(&[("Session", [MB, MB + 20_000, MB + 40_000])]), &Options::default(), &explain);
+    assert!(small.candidates.is_empty() && small.not_enough_data.is_none(), "{:?}", small.explained);
+    assert!(small.explained[0].verdict.contains("significant"), "{}", small.explained[0].verdict);
+}
+
+#[test]
+fn three_dumps_whose_heap_grows_by_nothing_named_are_not_a_verdict_of_no_leak() {
+    const MB: u64 = 1 << 20;
+    // The heap grew 2.5 then 4.1 MiB, in two classes that each grew unevenly: no candidate,
+    // and no "nothing grows" either.
+    let spread = three(&[("Session", [MB, 3 * MB, 3 * MB + 100 * 1024]), ("Buffer", [MB, 3 * MB / 2, 11 * MB / 2])]);
+    let r = crate::analyze(&spread, &Options::default(), &[]);
+    assert!(r.candidates.is_empty(), "{:?}", r.candidates);
+    let why = r.not_enough_data.as_deref().expect("not enough data");
+    assert!(why.contains("the live heap grew at every step (40.0 MiB → 42.5 MiB → 46.6 MiB)"), "{why}");
+    // A heap that holds steady is a verdict.
+    let steady = three(&[("Session", [MB, 3 * MB, 3 * MB + 100 * 1024]), ("Buffer", [3 * MB, MB, MB])]);
+    let r = crate::analyze(&steady, &Options::default(), &[]);
+    assert!(r.candidates.is_empty() && r.not_enough_data.is_none(), "{:?}", r.not_enough_data);
+    // Seven heaps are judged as before, by the ranking, whatever the heap does.
+    let seven: Vec<HeapSummary> = (0..7).map(|i| heap(i * 1_000, "Session", MB + i * (MB / 2))).collect();
+    let r = crate::analyze(&seven, &Options::default(), &[]);
+    assert!(r.not_enough_data.is_none() && !r.notes.iter().any(|n| n.contains("fewer than the ranking")));
+}

@@ -11,16 +11,7 @@ impl crate::TextWith<usize> for GrowthReport {
         let span = self.time_span().map(|s| format!(" {s}")).unwrap_or_default();
         let noun = self.snapshot_noun();
         let _ = writeln!(o, "{}{span}, live bytes: {}", count(self.snapshots.len() as u64, noun), totals.join(" → "));
-        let r = &self.ranking;
-        let _ = writeln!(
-            o,
-            "ranking: {} (decay {:.0}%, threshold {}, at least {} growth phases, at least {} growth)\n",
-            r.method,
-            r.decay * 100.0,
-            r.threshold,
-            r.min_phases,
-            human_bytes(r.min_growth_bytes)
-        );
+        let _ = writeln!(o, "{}\n", ranking_line(&self.ranking));
         for why in &self.incomplete {
             let _ = writeln!(o, "INCOMPLETE INPUT: {why}");
         }
@@ -68,7 +59,8 @@ impl crate::TextWith<usize> for GrowthReport {
                 let rest: Vec<&str> = self.findings[top..].iter().map(|f| f.structure.as_str()).collect();
                 let _ = writeln!(o, "{} more growing structures: {}\n", rest.len(), rest.join(", "));
             }
-            let _ = writeln!(o, "Growing classes (Cork's ranking), and where they grow:");
+            let by = if self.ranking.method == "steady" { "steady growth" } else { "Cork's ranking" };
+            let _ = writeln!(o, "Growing classes ({by}), and where they grow:");
             for c in self.candidates.iter().take(top) {
                 let at: Vec<String> = self
                     .findings
@@ -198,10 +190,35 @@ fn loader_leak_text(o: &mut String, l: &LoaderLeak) {
     let _ = writeln!(o);
 }
 
+/// How the series was judged, in a line: the ranking's knobs, or a short series' steady growth.
+pub(crate) fn ranking_line(r: &RankingInfo) -> String {
+    if r.method == "steady" {
+        format!(
+            "judged by steady growth (too few heaps for the ranking): at every step, no step under half another, at least {} growth",
+            human_bytes(r.min_growth_bytes)
+        )
+    } else {
+        format!(
+            "ranking: {} (decay {:.0}%, threshold {}, at least {} growth phases, at least {} growth)",
+            r.method,
+            r.decay * 100.0,
+            r.threshold,
+            r.min_phases,
+            human_bytes(r.min_growth_bytes)
+        )
+    }
+}
+
+/// A structure's bytes in the first heap that has it: where its growth starts, in the text
+/// and the page alike (the page said "0 B →" of a structure the first heap did not have).
+pub(crate) fn first_present(volumes: &[u64]) -> u64 {
+    volumes.iter().copied().find(|&v| v > 0).unwrap_or(0)
+}
+
 /// A finding, with the allocation sites of its first member (`sites`: those its candidate
 /// has, when the heaps recorded any).
 fn finding_text(o: &mut String, n: usize, f: &Finding, sites: &[AllocationSite], explain: bool) {
-    let first = f.volumes.iter().copied().find(|&v| v > 0).unwrap_or(0);
+    let first = first_present(&f.volumes);
     let last = f.volumes.last().copied().unwrap_or(0);
     let holding = f.element.as_ref().map(|e| format!(", holding {e}")).unwrap_or_default();
     let _ = writeln!(
@@ -399,6 +416,9 @@ impl crate::TextWith<usize> for DiffReport {
             human_bytes(self.new.total_bytes),
             signed_bytes(d)
         );
+        for n in &self.notes {
+            let _ = writeln!(o, "NOTE: {n}\n");
+        }
         let _ = writeln!(o, "{:>12} {:>12} {:>12}  class", "Δ bytes", "Δ instances", "bytes now");
         for c in self.classes.iter().take(top) {
             let _ = writeln!(

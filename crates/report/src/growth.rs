@@ -22,7 +22,9 @@ pub struct SnapshotRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RankingInfo {
     /// `ratio` (the default: growth of the bytes a class keeps), `cork` (growth of all its
-    /// bytes, as the Cork paper ranks them) or `slope` (bytes gained per heap).
+    /// bytes, as the Cork paper ranks them) or `slope` (bytes gained per heap); `steady` for a
+    /// series too short for any of them, judged by growth at every step (then
+    /// `min_growth_bytes` is the growth these heaps make significant).
     pub method: String,
     /// Decay factor f.
     pub decay: f64,
@@ -237,9 +239,11 @@ pub struct Finding {
     pub class: String,
     /// From a GC root (or a class's statics) to the structure.
     pub path: Vec<PathPart>,
-    /// Bytes of its members under it, per heap.
+    /// Bytes of everything under it (every object whose path from a GC root passes through
+    /// it), per heap.
     pub volumes: Vec<u64>,
-    /// How much its members grew together.
+    /// How much the bytes under it grew (kept from heap to heap; at least what its members
+    /// grew together).
     pub growth_bytes: u64,
     /// What piles up in it, the application's classes first, then by growth.
     pub members: Vec<Member>,
@@ -418,4 +422,8 @@ pub struct DiffReport {
     pub classes: Vec<ClassDelta>,
     /// Per-edge deltas, by decreasing |delta_bytes|.
     pub edges: Vec<EdgeDelta>,
+    /// Caveats: the two heaps come from two JVM processes (another program, or a restart),
+    /// so the difference is not growth.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }

@@ -130,6 +130,7 @@ fn tomcat_sessions_and_an_audit_map(jdk: &Jdk) {
         );
     }
     assert_live_only(&report, dumps.last().unwrap());
+    crate::growth::assert_last_three(&dumps, Some("org.apache.catalina.session.StandardManager.sessions"));
     assert_workbench_on_tomcat(dumps.last().unwrap().to_str().unwrap());
     assert_sql_on_tomcat(&dumps);
     crate::mcp::assert_mcp_on_tomcat(&dumps);
@@ -208,9 +209,12 @@ fn jetty_per_request_cache(jdk: &Jdk) {
     assert_eq!(members(first)[0], "LeakyApps$CachedResponse");
     assert_planted(&report, "LeakyApps$CachedResponse", "LeakyApps$ResponseCache.ENTRIES", "static ENTRIES");
     assert_live_only(&report, dumps.last().unwrap());
-    let bounded = growth(&series(jdk, &cp, "jetty-bounded", dir.path()));
+    crate::growth::assert_last_three(&dumps, Some("LeakyApps$ResponseCache.ENTRIES"));
+    let bounded_dumps = series(jdk, &cp, "jetty-bounded", dir.path());
+    let bounded = growth(&bounded_dumps);
     assert_eq!(bounded["candidates"], serde_json::json!([]), "a bounded cache is not a leak");
     assert_eq!(bounded["findings"], serde_json::json!([]));
+    crate::growth::assert_last_three(&bounded_dumps, None);
 }
 
 fn tomcat_redeploys_a_webapp_whose_old_copies_stay(jdk: &Jdk) {

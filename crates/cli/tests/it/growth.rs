@@ -68,11 +68,40 @@ fn assert_found(report: &Value, leaking: &str, field: &str) {
     }
 }
 
+/// Growth over the last three dumps of a leaking series (a leak already under way, seen
+/// "yesterday, today, tomorrow"): its first finding is `structure`, named with a holder, and
+/// the gate fails; over a steady series nothing is named and the gate passes.
+pub(crate) fn assert_last_three(dumps: &[PathBuf], structure: Option<&str>) {
+    let last = &dumps[dumps.len() - 3..];
+    let report = growth(last, &["--holders", "1"]);
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("3 heaps are fewer than the ranking needs"), "{notes}");
+    let gate = leakscope(&args_of("growth", last, &["--fail-on-growth", "--holders", "0"])).status.code();
+    match structure {
+        Some(name) => {
+            let first = &report["findings"][0];
+            assert_eq!(first["structure"], name, "last three dumps: {report:#}");
+            let holder = &first["holders"][0];
+            assert!(holder["retained_bytes"].as_u64().unwrap_or(0) > 0, "a holder retains it: {first:#}");
+            assert_eq!(gate, Some(1), "the gate fails on a leak under way");
+        }
+        None => {
+            assert_eq!(
+                (classes(&report), report["findings"].clone()),
+                (Vec::new(), serde_json::json!([])),
+                "{report:#}"
+            );
+            assert_eq!(gate, Some(0), "the gate passes a steady series: {}", report["not_enough_data"]);
+        }
+    }
+}
+
 #[test]
 fn a_map_that_is_never_cleaned() {
     let (_dir, dumps) = series("map", 8);
     let report = growth(&dumps, &[]);
     assert_found(&report, "Growth$Session", "static sessions");
+    assert_last_three(&dumps, Some("Growth$SessionStore.sessions"));
     assert_eq!(report["snapshots"].as_array().unwrap().len(), 8);
     let first = &report["candidates"][0];
     let edges = first["slice"]["edges"].as_array().unwrap();
@@ -84,6 +113,7 @@ fn a_map_that_is_never_cleaned() {
 fn listeners_never_unregistered() {
     let (_dir, dumps) = series("listeners", 8);
     assert_found(&growth(&dumps, &[]), "Growth$Widget", "static listeners");
+    assert_last_three(&dumps, Some("Growth$EventBus.listeners"));
 }
 
 #[test]
@@ -94,6 +124,7 @@ fn thread_locals_of_pool_threads() {
     let holders = report["candidates"][0]["holders"].as_array().unwrap();
     assert!(holders.iter().all(|h| h["root"]["kind"] == "thread"), "held from pool threads: {holders:?}");
     assert!(holders.len() >= 2, "one list per pool thread");
+    assert_last_three(&dumps, Some("java.lang.Thread.threadLocals"));
 }
 
 #[test]
@@ -108,6 +139,7 @@ fn kept_by_one_of_two_indexes() {
         .filter_map(|s| s["field"].as_str())
         .collect();
     assert!(!fields.contains(&"static byId"), "the index that lets go is not the holder");
+    assert_last_three(&dumps, Some("Growth$Directory.byName"));
 }
 
 #[test]
@@ -124,6 +156,7 @@ fn phases_that_rise_and_fall_are_not_a_leak() {
     let totals: Vec<u64> =
         report["snapshots"].as_array().unwrap().iter().map(|s| s["total_bytes"].as_u64().unwrap()).collect();
     assert!(totals.windows(2).any(|w| w[1] < w[0]) && totals.windows(2).any(|w| w[1] > w[0]), "{totals:?}");
+    assert_last_three(&dumps, None);
 }
 
 #[test]
@@ -136,6 +169,8 @@ fn a_bounded_cache_that_filled_up_is_not_a_leak_though_cork_says_so() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("stopped growing"));
     // While it still fills, it grows: the first three heaps report it.
     assert!(classes(&growth(&dumps[..3], &["--holders", "0"])).contains(&"java.util.LinkedHashMap$Entry".to_owned()));
+    // Full, under a working set swinging by up to 2 MiB: three heaps do not take it for a leak.
+    assert_last_three(&dumps, None);
 }
 
 #[test]
@@ -286,6 +321,7 @@ fn real_applications_under_steady_load_are_not_leaks() {
         let report = growth(&dumps, &["--holders", "0"]);
         assert_eq!(classes(&report), Vec::<String>::new(), "{app} under steady load");
         assert!(report["snapshots"][0]["total_bytes"].as_u64().unwrap() > 4 << 20, "{app} did real work");
+        assert_last_three(&dumps, None);
     }
 }
 

@@ -70,6 +70,7 @@ fn check(cp: &str, e: &Expect<'_>) {
         assert!(declares(&with_program, class, field), "{class} declares no field {field}: the oracle is out of date");
     }
     let (report, text) = growth(&dumps);
+    crate::growth::assert_last_three(&dumps, Some(e.structure));
     let f = &report["findings"][0];
     assert_eq!(f["structure"], e.structure, "{}: {f:#}", e.scenario);
     assert_eq!(f["library"].as_str(), e.library, "{}", e.scenario);
