@@ -42,7 +42,11 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=JAVA_HOME");
     println!("cargo:rerun-if-env-changed=LEAKSCOPE_JUNIT_CLASSPATH");
+    // The jars' own times are their package's build time, older than any build here: a
+    // junit5 installed after the first build did not rebuild the jar. The folder's time is
+    // when a package last added or removed a jar there.
     println!("cargo:rerun-if-changed=/usr/share/java/junit-jupiter-api.jar");
+    println!("cargo:rerun-if-changed=/usr/share/java");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     let classes = out.join("api-classes");
     let jar = out.join("leakscope-api.jar");
@@ -53,10 +57,13 @@ fn main() {
         && match junit_classpath() {
             Some(cp) => {
                 let cp = format!("{cp}:{}", classes.display());
-                javac("11", &cp, &classes, &junit) || {
+                if javac("11", &cp, &classes, &junit) {
+                    // `leakscope api-jar` refuses a jar without it, unless told otherwise.
+                    println!("cargo:rustc-env=LEAKSCOPE_API_HAS_LEAK_TEST=1");
+                } else {
                     println!("cargo:warning=the JUnit 5 extension did not compile: leakscope-api.jar has no @LeakTest");
-                    true
                 }
+                true
             }
             None => {
                 println!("cargo:warning=JUnit 5's API not found (junit5 package, or LEAKSCOPE_JUNIT_CLASSPATH): leakscope-api.jar has no @LeakTest");

@@ -39,5 +39,5 @@ mod walk;
 mod watch;
 mod worker;
 
-pub use jars::API_JAR;
+pub use jars::{API_HAS_LEAK_TEST, API_JAR};
 pub use names::source_name;

@@ -25,12 +25,19 @@ pub struct ApiJarArgs {
     /// Where to write the jar.
     #[arg(short, long, value_name = "FILE", default_value = "leakscope-api.jar")]
     pub output: PathBuf,
+    /// Write the jar even when this leakscope was built without JUnit 5's API, so without
+    /// `@LeakTest` (`expectDead` alone).
+    #[arg(long)]
+    pub without_leak_test: bool,
 }
 
 /// Runs the command.
 pub fn run(args: &ApiJarArgs) -> anyhow::Result<Exit> {
     if agent::API_JAR.is_empty() {
         bail!("this leakscope was built without a JDK (javac and jar), so it has no leakscope-api.jar; rebuild it with a JDK on PATH or JAVA_HOME");
+    }
+    if !agent::API_HAS_LEAK_TEST && !args.without_leak_test {
+        bail!("this leakscope was built without JUnit 5's API, so its leakscope-api.jar has no @LeakTest: install JUnit 5 (Debian's junit5, or set LEAKSCOPE_JUNIT_CLASSPATH to its jars) and build leakscope again, or give --without-leak-test for LeakScope.expectDead alone");
     }
     app::partial::write_whole(&args.output, agent::API_JAR)
         .with_context(|| format!("cannot write {}", args.output.display()))?;

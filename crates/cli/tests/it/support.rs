@@ -184,7 +184,12 @@ pub fn in_ci() -> bool {
 /// the caller returns.
 pub fn missing(what: &str) {
     assert!(!in_ci(), "{what} is missing, and CI=true: scripts/test installs it");
-    eprintln!("SKIPPED (not CI): {what} is missing; scripts/test installs it");
+    // Straight to the process's stderr: the test harness captures `eprintln!` and shows it only
+    // for a failing test, so a skipped test would read as a plain `ok`.
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!("SKIPPED (not CI): {what} is missing; scripts/test installs it\n").as_bytes(),
+    );
 }
 
 /// The class path of Debian's jars in /usr/share/java whose names start with one of

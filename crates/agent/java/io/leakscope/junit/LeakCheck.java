@@ -46,7 +46,11 @@ public final class LeakCheck implements InvocationInterceptor {
                 dumps.add(dump);
             }
             String name = context.getDisplayName();
-            List<String> growth = new ArrayList<>(List.of("growth", "--quiet", "--fail-on-growth", "--top", "1"));
+            // Equal rounds of the same body: growth at every round is judged per run, not by
+            // its share of the heap (which a unit test's small leak never reaches).
+            long perRound = Math.max(1L, (long) spec.leakBytesPerRun() * spec.runsPerRound());
+            List<String> growth = new ArrayList<>(List.of(
+                    "growth", "--quiet", "--fail-on-growth", "--top", "1", "--per-heap", Long.toString(perRound)));
             growth.addAll(dumps);
             Result judged = leakscope(growth);
             if (judged.code == 1) {
