@@ -170,4 +170,23 @@ fn a_restart_and_another_program_are_not_one_series() {
     assert_eq!(r["other_processes"], serde_json::json!([DEMO]), "{r:#}");
     let notes = r["notes"].to_string();
     assert!(notes.contains("main class SessionLeak") && notes.contains("main class Growth"), "{notes}");
+
+    // Two programs dumped in turn are two processes, and every heap of the last one's is
+    // judged (it was "5 JVM processes", and one heap judged).
+    let interleaved = [one[0], Path::new(DEMO), one[1], Path::new(DEMO), one[2]];
+    let r = report(&interleaved);
+    assert_eq!(r["other_processes"], serde_json::json!([DEMO, DEMO]), "{r:#}");
+    assert_eq!(r["snapshots"].as_array().unwrap().len(), 3);
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("2 JVM processes") && notes.contains("heaps 1, 3, 5 (main class Growth)"), "{notes}");
+    // diff across programs says so; within one, nothing.
+    let diff = |a: &Path, b: &Path| {
+        crate::support::json(&["diff", "--quiet", "--json", a.to_str().unwrap(), b.to_str().unwrap()])
+    };
+    let across = diff(Path::new(DEMO), one[2]);
+    assert!(
+        across["notes"].to_string().contains("two JVM processes (main classes SessionLeak and Growth)"),
+        "{across}"
+    );
+    assert_eq!(diff(one[0], one[2]).get("notes"), None);
 }

@@ -52,6 +52,14 @@ fn check_until(target: &str, done: impl Fn(&Value) -> bool) -> (i32, Value) {
         std::thread::sleep(Duration::from_millis(100));
     }
     loop {
+        // Before the agent's first walk the store cannot say what was declared dead: exit 2.
+        let early = leakscope(&["check", "--quiet", "--json", target]);
+        if early.status.code() == Some(2) && Instant::now() < deadline {
+            let err = String::from_utf8_lossy(&early.stderr);
+            assert!(err.contains("the agent has not walked the heap yet"), "check {target}: {err}");
+            std::thread::sleep(Duration::from_millis(300));
+            continue;
+        }
         let (code, v) = check(target);
         if done(&v) || Instant::now() > deadline {
             return (code, v);
