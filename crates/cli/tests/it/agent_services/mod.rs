@@ -330,9 +330,9 @@ fn assert_stale_through(s: &Service, through: &[&str]) {
 
 /// No walk stopped the JVM longer than `max_pause_ms`, stopped walks included; or, when one
 /// did, the agent had stopped it at its deadline (its own record says so) and the JVM took the
-/// rest to resume. On a loaded machine that rest is the machine's: under the full suite, a
-/// walk stopped at its 250 ms deadline paused JDK 25 for 514 ms, and 140 s later, alone, the
-/// same test kept every pause within the bound. A pause over the bound with no walk stopped
+/// rest to resume. On a loaded machine that rest is the machine's: under the full suite a walk
+/// paused JDK 25 for 514 ms against the 250 ms bound, and 140 s later, alone, the same test
+/// kept every pause within it. A pause over the bound with no walk stopped
 /// at its deadline, or over four times the bound, still fails.
 fn assert_within_max_pause(s: &Service, max_pause_ms: f64) {
     let run = runstore::read(&s.db, 0).unwrap();
