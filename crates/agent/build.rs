@@ -42,10 +42,10 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=JAVA_HOME");
     println!("cargo:rerun-if-env-changed=LEAKSCOPE_JUNIT_CLASSPATH");
-    // The jars' own times are their package's build time, older than any build here: a
-    // junit5 installed after the first build did not rebuild the jar. The folder's time is
-    // when a package last added or removed a jar there.
-    println!("cargo:rerun-if-changed=/usr/share/java/junit-jupiter-api.jar");
+    // The folder, not its jars: a jar's own time is its package's build time, older than any
+    // build here, so a junit5 installed after the first build did not rebuild the jar. The
+    // folder's time is when a package last added or removed a jar there (cargo scans a
+    // folder's files too).
     println!("cargo:rerun-if-changed=/usr/share/java");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     let classes = out.join("api-classes");

@@ -123,10 +123,14 @@ impl<'s> Analyses<'s> {
             add_values(snap, &mut dominator_tree);
         }
         let refused = crate::analyses::suspects_can_be_named(snap).err().map(|e| e.to_string());
-        let mut suspects = analysis::suspects(snap, retention, &self.paths, 0.10);
-        if refused.is_some() {
-            suspects.suspects.clear();
-        }
+        let suspects = match refused {
+            None => analysis::suspects(snap, retention, &self.paths, SUSPECT_SHARE),
+            Some(_) => report::SuspectsReport {
+                live_bytes: retention.live_bytes(),
+                threshold: SUSPECT_SHARE,
+                suspects: Vec::new(),
+            },
+        };
         report::HeapView {
             source,
             live_bytes: retention.live_bytes(),
@@ -138,6 +142,9 @@ impl<'s> Analyses<'s> {
         }
     }
 }
+
+/// The smallest share of the live heap a suspect on the page keeps.
+const SUSPECT_SHARE: f64 = 0.10;
 
 /// Fills in the text of the strings in a dominator tree.
 fn add_values(snap: &heap::Snapshot, nodes: &mut [report::DomNode]) {

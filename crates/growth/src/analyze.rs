@@ -77,7 +77,7 @@ fn analyze_one_process(summaries: &[HeapSummary], o: &Options, explain: &[String
         ranking: if short {
             // No rank decides a short series: say what did.
             report::RankingInfo {
-                method: crate::ranking::STEADY.into(),
+                method: report::RankingInfo::STEADY.into(),
                 decay: 0.0,
                 threshold: 0.0,
                 min_phases: o.ratio.min_phases,

@@ -202,7 +202,7 @@ pub fn positions(times: &[Option<u64>]) -> Option<Vec<f64>> {
 }
 
 /// Where the last unbroken presence of the series starts.
-fn span_start(volumes: &[u64]) -> usize {
+pub(crate) fn span_start(volumes: &[u64]) -> usize {
     volumes.iter().rposition(|&v| v == 0).map_or(0, |z| z + 1)
 }
 
@@ -271,9 +271,6 @@ const STEADY_STEP_SHARE: f64 = 0.5;
 pub fn is_short(heaps: usize, o: &Options) -> bool {
     o.method == Method::Ratio && o.sampling_interval.is_none() && o.per_heap_bytes.is_none() && heaps <= SHORT_SERIES
 }
-
-/// The name a report gives the judgement of a short series (in place of the ranking's).
-pub const STEADY: &str = "steady";
 
 /// What a short series makes significant: [`SHORT_SERIES_SHARE`] of the last heap, and at
 /// least `min_growth_bytes`.
@@ -355,6 +352,16 @@ fn steady_growth(
 
 fn judge_kept(volumes: &[u64], totals: &[u64], at: Option<&[f64]>, o: &Options) -> Verdict {
     let f = Kept::of(volumes, at, &o.ratio);
+    let verdict = |rejected| Verdict { rank: f.rank.rank, phases: f.rank.phases, growth_bytes: f.growth, rejected };
+    // A short series is judged by steady growth alone: the rank and the tests below need more heaps.
+    if is_short(volumes.len(), o) {
+        let floor = SteadyFloor { step: 1, total: short_floor(totals, o) };
+        return verdict(
+            steady_growth(&f.k, f.start, at, o.ratio.min_phases, floor)
+                .err()
+                .map(|why| format!("{} heaps, judged by steady growth: {why}", volumes.len())),
+        );
+    }
     let (k, growth, trend) = (&f.k, f.growth, f.trend);
     let n = k.len();
     let steps = n.saturating_sub(1 + f.start);
@@ -392,24 +399,18 @@ fn judge_kept(volumes: &[u64], totals: &[u64], at: Option<&[f64]>, o: &Options) 
             None
         }
     });
-    // A short series is judged by steady growth alone; a leak test's rounds also by it.
-    let rejected = if is_short(volumes.len(), o) {
-        steady_growth(k, f.start, at, o.ratio.min_phases, SteadyFloor { step: 1, total: short_floor(totals, o) })
-            .err()
-            .map(|why| format!("{} heaps, judged by steady growth: {why}", volumes.len()))
-    } else {
-        match (rejected, o.per_heap_bytes) {
-            (Some(why), Some(step)) => {
-                let floor = SteadyFloor { step: step.max(1), total: 0 };
-                match steady_growth(k, f.start, at, o.ratio.min_phases, floor) {
-                    Ok(()) => None,
-                    Err(steady) => Some(format!("{why}; nor did it grow steadily: {steady}")),
-                }
+    // A leak test's rounds: steady growth of a few bytes a run is a leak whatever the rank.
+    let rejected = match (rejected, o.per_heap_bytes) {
+        (Some(why), Some(step)) => {
+            let floor = SteadyFloor { step: step.max(1), total: 0 };
+            match steady_growth(k, f.start, at, o.ratio.min_phases, floor) {
+                Ok(()) => None,
+                Err(steady) => Some(format!("{why}; nor did it grow steadily: {steady}")),
             }
-            (rejected, _) => rejected,
         }
+        (rejected, _) => rejected,
     };
-    Verdict { rank: f.rank.rank, phases: f.rank.phases, growth_bytes: growth, rejected }
+    verdict(rejected)
 }
 
 fn judge_cork(volumes: &[u64], o: &Options) -> Verdict {

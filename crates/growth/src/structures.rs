@@ -301,7 +301,7 @@ pub fn findings(
             // nodes too, as its holder's retained size does.
             f.volumes = trees.iter().map(|t| t.held_under(k)).collect();
             let kept = crate::ranking::kept(&f.volumes);
-            let from = kept.iter().rposition(|&v| v == 0).map_or(0, |z| z + 1).min(n - 1);
+            let from = crate::ranking::span_start(&kept).min(n - 1);
             f.growth_bytes = f.growth_bytes.max(kept[n - 1].saturating_sub(kept[from]));
             if short && !judge_at(&f.volumes, &totals, at, o).is_candidate() {
                 return None;

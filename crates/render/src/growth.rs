@@ -59,7 +59,7 @@ impl crate::TextWith<usize> for GrowthReport {
                 let rest: Vec<&str> = self.findings[top..].iter().map(|f| f.structure.as_str()).collect();
                 let _ = writeln!(o, "{} more growing structures: {}\n", rest.len(), rest.join(", "));
             }
-            let by = if self.ranking.method == "steady" { "steady growth" } else { "Cork's ranking" };
+            let by = if self.ranking.is_steady() { "steady growth" } else { "Cork's ranking" };
             let _ = writeln!(o, "Growing classes ({by}), and where they grow:");
             for c in self.candidates.iter().take(top) {
                 let at: Vec<String> = self
@@ -192,7 +192,7 @@ fn loader_leak_text(o: &mut String, l: &LoaderLeak) {
 
 /// How the series was judged, in a line: the ranking's knobs, or a short series' steady growth.
 pub(crate) fn ranking_line(r: &RankingInfo) -> String {
-    if r.method == "steady" {
+    if r.is_steady() {
         format!(
             "judged by steady growth (too few heaps for the ranking): at every step, no step under half another, at least {} growth",
             human_bytes(r.min_growth_bytes)

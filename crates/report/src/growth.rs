@@ -36,6 +36,16 @@ pub struct RankingInfo {
     pub min_growth_bytes: u64,
 }
 
+impl RankingInfo {
+    /// The `method` of a series too short for any ranking, judged by steady growth.
+    pub const STEADY: &'static str = "steady";
+
+    /// Whether the series was judged by steady growth, not by a ranking.
+    pub fn is_steady(&self) -> bool {
+        self.method == Self::STEADY
+    }
+}
+
 /// A reference edge in a slice, `to` objects held by `from` objects: a growing one, or
 /// (`growth_bytes` 0) one that holds a container of the growth.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
