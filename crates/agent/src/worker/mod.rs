@@ -88,6 +88,8 @@ struct Worker<'a> {
     /// The pause a whole walk would cause now, as last predicted.
     predicted_pause: Duration,
     last_skip_note: Option<Instant>,
+    /// When the last walk stopped at its deadline (see [`crate::plan::Plan::retry_after`]).
+    last_stopped: Option<Instant>,
     /// Watched objects walks reached, by access slot: class id, and holders outwards as the
     /// last walk that reached them saw them (a collected object keeps its last path).
     watched_paths: std::collections::BTreeMap<u32, (u32, Vec<String>)>,
@@ -235,6 +237,7 @@ impl<'a> Worker<'a> {
             used_after_gc: None,
             predicted_pause: Duration::ZERO,
             last_skip_note: None,
+            last_stopped: None,
             watched_paths: Default::default(),
             tagged_ms: Default::default(),
             watched_written: Default::default(),

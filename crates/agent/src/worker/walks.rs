@@ -29,7 +29,15 @@ impl Worker<'_> {
         if !wanted {
             return Ok(false);
         }
-        if !predicted.fits {
+        // A walk predicted not to fit on a rate that walks stopped at their deadline measured
+        // is tried again now and then, stopping at the same deadline (see `Plan::retry_after`).
+        let trial = !predicted.fits
+            && self
+                .plan
+                .retry_after(a.opts.walk_every)
+                .zip(self.last_stopped)
+                .is_some_and(|(after, stopped)| stopped.elapsed() >= after);
+        if !predicted.fits && !trial {
             let heap_bytes = self.used_after_gc.map_or(live_bytes, |u| u as f64).max(live_bytes);
             let takes = self.plan.what_it_takes(&predicted, heap_bytes, a.opts.max_pause);
             if self.last_skip_note.is_none_or(|t| t.elapsed() >= a.opts.walk_every) {
@@ -44,9 +52,21 @@ impl Worker<'_> {
             return Ok(false);
         }
         self.predicted_pause = predicted.pause;
+        // A trial may take the whole of max_pause.
+        let cost = if trial { a.opts.max_pause } else { predicted.pause };
         let allowed = (a.started.elapsed() + BUDGET_HEAD_START).as_secs_f64() * a.opts.budget_percent / 100.0;
-        if (self.walk_spent + predicted.pause).as_secs_f64() > allowed {
+        if (self.walk_spent + cost).as_secs_f64() > allowed {
             return Ok(false);
+        }
+        if trial {
+            self.last_stopped = Some(Instant::now());
+            let msg = format!(
+                "heap walk tried though predicted to stop the JVM {} ({} objects at {:.0} ns each): the rate comes from walks stopped at their deadline; it stops at the same deadline",
+                report::human_ms(predicted.pause.as_millis() as u64),
+                report::thousands(predicted.objects as u64),
+                self.plan.ns_per_object()
+            );
+            self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
         }
         if !self.register_classes()? {
             return Ok(false);
@@ -75,6 +95,7 @@ impl Worker<'_> {
                 self.walks_skipped += 1;
                 self.note_pause(aborted.pause)?;
                 self.plan.stopped(aborted.pause, aborted.until_stop, aborted.objects, objects);
+                self.last_stopped = Some(Instant::now());
                 let msg = format!(
                     "heap walk stopped at its deadline ({} of max_pause {}) after {} objects, {} in all (predicted {}); the next predictions use its rate",
                     report::human_ms(predicted.deadline.as_millis() as u64),
