@@ -133,7 +133,11 @@ fn candidate(c: &crate::series::ClassSeries, v: &crate::ranking::Verdict, slice:
 }
 
 /// The candidates that head a structure, as `top` and the agent's metrics show them: with
-/// what holds each (the slice's outermost non-growing holder, else its containers).
+/// what holds each, only where a walk followed its objects' path to it (the slice's
+/// structure). The class graph's edges and the heap's containers are not a holder: they say
+/// which classes refer to which, and on a JDK 25 shop whose walks never fitted the pause
+/// bound, `top` named fourteen class loaders and `ApplicationContext` for a listener list's
+/// `byte[]`.
 pub fn headline_candidates(report: &report::GrowthReport) -> Vec<report::TopCandidate> {
     report
         .candidates
@@ -143,15 +147,8 @@ pub fn headline_candidates(report: &report::GrowthReport) -> Vec<report::TopCand
             class: c.class.clone(),
             rank: c.rank,
             growth_bytes: c.growth_bytes,
-            held_by: c.slice.structure.as_ref().map(|s| s.name.clone()).or_else(|| {
-                c.slice
-                    .edges
-                    .iter()
-                    .rev()
-                    .find(|e| e.growth_bytes == 0)
-                    .map(|e| e.from.clone())
-                    .or_else(|| (!c.slice.containers.is_empty()).then(|| c.slice.containers.join(", ")))
-            }),
+            held_by: c.slice.structure.as_ref().map(|s| s.name.clone()),
+            held_by_walked_ms: c.slice.structure.as_ref().map(|s| s.walked_ms),
         })
         .collect()
 }

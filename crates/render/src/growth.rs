@@ -376,13 +376,18 @@ fn slice_tree(o: &mut String, slice: &Slice, root: &str) {
     }
 }
 
-/// The growing structure an agent's run read between walks, and the path that holds it.
-fn structure_text(o: &mut String, s: &HeldStructure, last_ms: Option<u64>) {
-    let ago = |t: u64| match last_ms {
+/// When `t` was, said against the last snapshot's time `last_ms` (else in UTC).
+pub(crate) fn when(t: u64, last_ms: Option<u64>) -> String {
+    match last_ms {
         Some(last) if last >= t => format!("{} before the last snapshot", human_ms(last - t)),
         Some(last) => format!("{} after the last snapshot", human_ms(t - last)),
         None => utc(t),
-    };
+    }
+}
+
+/// The growing structure an agent's run read between walks, and the path that holds it.
+fn structure_text(o: &mut String, s: &HeldStructure, last_ms: Option<u64>) {
+    let ago = |t: u64| when(t, last_ms);
     let of = match &s.element {
         Some(e) => format!(" of {} × {e} (when walked)", thousands(s.elements)),
         None => String::new(),

@@ -53,7 +53,16 @@ impl crate::TextWith<usize> for TopView {
             let _ = writeln!(o, "{}", crate::no_candidate(self.not_enough_data.as_deref()));
         }
         for c in &self.candidates {
-            let held = c.held_by.as_ref().map(|h| format!(", held by {h}")).unwrap_or_default();
+            let held = match &c.held_by {
+                Some(h) => match c.held_by_walked_ms {
+                    Some(t) => format!(
+                        ", held by {h} (the path a heap walk saw {})",
+                        crate::growth::when(t, Some(self.time_ms))
+                    ),
+                    None => format!(", held by {h}"),
+                },
+                None => ", holder not known yet (no heap walk has followed its objects to what holds them)".into(),
+            };
             let _ = writeln!(o, "GROWING {}  rank {:.0}, +{}{held}", c.class, c.rank, human_bytes(c.growth_bytes));
         }
         o

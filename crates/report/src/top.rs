@@ -31,8 +31,13 @@ pub struct TopCandidate {
     pub rank: f64,
     /// How much it grew over the snapshots ranked.
     pub growth_bytes: u64,
-    /// What holds it: the slice's outermost holder, when known.
+    /// What holds it, when a heap walk followed its objects' path there: the structure's
+    /// name; `None` while not known.
     pub held_by: Option<String>,
+    /// When the heap walk that followed the path to `held_by` ran, milliseconds since the
+    /// Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_by_walked_ms: Option<u64>,
 }
 
 /// One refresh of `leakscope top`.
