@@ -32,12 +32,18 @@ pub fn stale_report(
 ) -> report::StaleReport {
     let mut groups: BTreeMap<Vec<String>, Vec<(u64, Option<String>)>> = BTreeMap::new();
     let mut unmatched = 0;
+    let mut not_followed = 0;
     let mut never_used = 0;
     for w in run.watched.iter().filter(|w| !w.freed) {
         let mut path: Vec<String> = w.holders.iter().rev().cloned().collect();
         path.push(w.class.clone());
         if !rules.iter().any(|r| heap::names::rule_matches_path(r, &path)) {
-            unmatched += 1;
+            // A path no walk has followed to a root yet may still match when it has.
+            if w.holders.last().is_none_or(|h| h == "…") {
+                not_followed += 1;
+            } else {
+                unmatched += 1;
+            }
             continue;
         }
         // A hash bucket's chain (`HashMap$Node > HashMap$Node`) or a linked list's run of
@@ -88,6 +94,7 @@ pub fn stale_report(
         older_than_ms,
         paths,
         unmatched,
+        not_followed,
         notes,
     }
 }

@@ -69,6 +69,9 @@ fn staleness_groups_live_watched_objects_by_path_oldest_first() {
             watched("Session", &held, None, false),
             watched("Session", &held, Some(1_500), true),
             watched("Session", &["Cache"], Some(5_000), false),
+            // Followed two holders out, not yet to a root: the rule may match it later.
+            watched("Session", &["java.util.HashMap$Node", "…"], Some(5_000), false),
+            watched("Session", &[], Some(5_000), false),
             // Deeper in a bucket's chain of the same map: the same path.
             watched(
                 "Session",
@@ -87,6 +90,7 @@ fn staleness_groups_live_watched_objects_by_path_oldest_first() {
     // Ages at 10 s: never used since tagged at 1 s (9 s), used at 2 s (8 s), at 9 s (1 s).
     assert_eq!((p.count, p.last_access.longest_ms, p.last_access.most_recent_ms), (4, 9_000, 500));
     assert_eq!(r.unmatched, 1, "the cache session matches no rule: {r:?}");
+    assert_eq!(r.not_followed, 2, "two sessions' paths are not followed to a root: {r:?}");
     assert!(r.notes.iter().any(|n| n.contains("1 objects were not used")), "{:?}", r.notes);
     let older = app::staleness::stale_report(&run, &rules, "run.db".into(), 10_000, 5_000);
     assert_eq!(older.paths[0].count, 2);

@@ -9,7 +9,8 @@ impl crate::Text for StaleReport {
         let mut o = String::new();
         let _ = writeln!(o, "{}: watching {}", self.source, self.rules.join(", "));
         if self.paths.is_empty() {
-            let _ = writeln!(o, "No watched object{}.", if self.older_than_ms > 0 { " that old" } else { " yet" });
+            let what = if self.older_than_ms > 0 { " that old" } else { "" };
+            let _ = writeln!(o, "No watched object{what} on a path the rules match yet.");
         } else {
             let _ = writeln!(
                 o,
@@ -36,7 +37,14 @@ impl crate::Text for StaleReport {
             );
         }
         if self.unmatched > 0 {
-            let _ = writeln!(o, "{} watched objects are on no path the rules match.", thousands(self.unmatched));
+            let _ = writeln!(o, "{} watched objects are on paths the rules do not match.", thousands(self.unmatched));
+        }
+        if self.not_followed > 0 {
+            let _ = writeln!(
+                o,
+                "{} watched objects are on paths no heap walk has followed to a root yet (`growth` on the run store says why walks were skipped).",
+                thousands(self.not_followed)
+            );
         }
         for n in &self.notes {
             let _ = writeln!(o, "note: {n}");

@@ -42,8 +42,14 @@ pub struct StaleReport {
     pub older_than_ms: u64,
     /// Paths, the one unused the longest first.
     pub paths: Vec<StalePath>,
-    /// Watched objects still alive but on no path that a rule matches.
+    /// Watched objects still alive whose path to a root a heap walk followed, and no rule
+    /// matches.
     pub unmatched: u64,
+    /// Watched objects still alive whose path no heap walk has followed to a root yet (each
+    /// walk learns a holder more, when walks fit the pause bound): they may match a rule once
+    /// it has.
+    #[serde(default)]
+    pub not_followed: u64,
     /// Caveats.
     pub notes: Vec<String>,
 }
