@@ -46,6 +46,27 @@ pub(crate) struct Containers {
     tracked: Vec<Tracked>,
 }
 
+/// The tags of the objects of `chains` (the first object and its holders; a class's statics
+/// by its mirror's two tags), sorted, each once: what to find again after a walk.
+fn tags_of<'a>(chains: impl IntoIterator<Item = &'a ChainObjects>) -> Vec<Jlong> {
+    let mut tags: Vec<Jlong> = Vec::new();
+    for o in chains {
+        tags.push(o.container.0);
+        for step in &o.steps {
+            match *step {
+                Step::Object(tag, _) => tags.push(tag),
+                Step::Statics(c) => {
+                    tags.extend([CLASS_BIT | Jlong::from(c), CLASS_BIT | REFERENCE_BIT | Jlong::from(c)])
+                }
+                Step::Unnamed => {}
+            }
+        }
+    }
+    tags.sort_unstable();
+    tags.dedup();
+    tags
+}
+
 /// Elements of a container's array looked at for their class, at most.
 const ELEMENT_SAMPLE: i32 = 32;
 
@@ -90,21 +111,7 @@ impl Containers {
     /// their `objects`, in the walk's order), and follows those containers from now on.
     pub(crate) fn after_walk(&mut self, env: Env, jni: Jni, chains: &mut [HolderChain], objects: &[ChainObjects]) {
         let n = chains.len().min(objects.len()).min(MAX_TRACKED);
-        let mut tags: Vec<Jlong> = Vec::new();
-        for o in &objects[..n] {
-            tags.push(o.container.0);
-            for step in &o.steps {
-                match *step {
-                    Step::Object(tag, _) => tags.push(tag),
-                    Step::Statics(c) => {
-                        tags.extend([CLASS_BIT | Jlong::from(c), CLASS_BIT | REFERENCE_BIT | Jlong::from(c)])
-                    }
-                    Step::Unnamed => {}
-                }
-            }
-        }
-        tags.sort_unstable();
-        tags.dedup();
+        let tags = tags_of(&objects[..n]);
         if !jni.push_local_frame(tags.len() as i32 + 64) {
             return;
         }
@@ -124,12 +131,38 @@ impl Containers {
                 };
                 tracked.push(Tracked { id: chain.id, weak, field, written: None });
             }
-            self.name_steps(env, jni, chain, o, container, &found);
+            self.name_steps(env, jni, &chain.path, &mut chain.fields, o, container, &found);
         }
         jni.pop_local_frame();
         for gone in std::mem::replace(&mut self.tracked, tracked) {
             jni.delete_weak(gone.weak);
         }
+    }
+
+    /// The fields along the chains of watched objects, through JNI after a walk: for each of
+    /// `chains` (a path outwards and its objects, the watched object first), per step the field
+    /// of that holder through which it holds the object before it (`[]` for an array's
+    /// element, empty where not known: a holder the walk did not link, or one gone since).
+    pub(crate) fn fields_along(
+        &mut self,
+        env: Env,
+        jni: Jni,
+        chains: &[(&[String], &ChainObjects)],
+    ) -> Vec<Vec<String>> {
+        let tags = tags_of(chains.iter().map(|c| c.1));
+        let mut out: Vec<Vec<String>> = chains.iter().map(|(path, _)| vec![String::new(); path.len()]).collect();
+        if !jni.push_local_frame(tags.len() as i32 + 64) {
+            return out;
+        }
+        let found: FxHashMap<Jlong, Jobject> =
+            env.objects_with_tags(&tags).unwrap_or_default().into_iter().map(|(o, t)| (t, o)).collect();
+        for ((path, o), fields) in chains.iter().zip(&mut out) {
+            if let Some(&object) = found.get(&o.container.0) {
+                self.name_steps(env, jni, path, fields, o, object, &found);
+            }
+        }
+        jni.pop_local_frame();
+        out
     }
 
     /// The bytes of each followed container's array now, for those whose size changed since
@@ -164,18 +197,20 @@ impl Containers {
         out
     }
 
-    /// Names, for each holder of `chain` that is an object found again, its field that holds
-    /// the step before it (the container first).
+    /// Names into `fields`, for each holder along `path` (as objects in `o`) found again, its
+    /// field that holds the step before it (`first`, the container or watched object, first).
+    #[allow(clippy::too_many_arguments)]
     fn name_steps(
         &mut self,
         env: Env,
         jni: Jni,
-        chain: &mut HolderChain,
+        path: &[String],
+        fields: &mut [String],
         o: &ChainObjects,
-        container: Jobject,
+        first: Jobject,
         found: &FxHashMap<Jlong, Jobject>,
     ) {
-        let mut held = container;
+        let mut held = first;
         for (i, step) in o.steps.iter().enumerate() {
             let (holder, key) = match *step {
                 Step::Object(tag, class) => (found.get(&tag).copied(), u64::from(class)),
@@ -188,7 +223,7 @@ impl Containers {
                 Step::Unnamed => (None, 0),
             };
             let Some(holder) = holder else { return };
-            let is_array = chain.path.get(i).is_some_and(|c| c.ends_with("[]"));
+            let is_array = path.get(i).is_some_and(|c| c.ends_with("[]"));
             let name = if is_array {
                 Some("[]".to_string())
             } else {
@@ -202,7 +237,7 @@ impl Containers {
                     })
                     .map(|f| f.name.clone())
             };
-            if let (Some(name), Some(slot)) = (name, chain.fields.get_mut(i)) {
+            if let (Some(name), Some(slot)) = (name, fields.get_mut(i)) {
                 *slot = name;
             }
             held = holder;

@@ -31,6 +31,7 @@ pub fn stale_report(
     older_than_ms: u64,
 ) -> report::StaleReport {
     let mut groups: BTreeMap<Vec<String>, Vec<(u64, Option<String>)>> = BTreeMap::new();
+    let mut fields_of: BTreeMap<Vec<String>, Vec<Vec<String>>> = BTreeMap::new();
     let mut unmatched = 0;
     let mut not_followed = 0;
     let mut never_used = 0;
@@ -48,13 +49,25 @@ pub fn stale_report(
         }
         // A hash bucket's chain (`HashMap$Node > HashMap$Node`) or a linked list's run of
         // nodes is one step of the structure: one map's entries are one path, whatever
-        // their depth in a chain.
-        path.dedup();
+        // their depth in a chain; the step's field is the innermost node's (`value`, not `next`).
+        let mut fields = w.fields.clone();
+        fields.resize(w.holders.len(), String::new());
+        fields.reverse();
+        fields.push(String::new());
+        let (path, fields) = one_step_per_run(path, fields);
         let age = at_ms.saturating_sub(w.last_ms.unwrap_or(w.tagged_ms));
         if age < older_than_ms {
             continue;
         }
         never_used += u64::from(w.last_ms.is_none());
+        let seen = fields_of.entry(path.clone()).or_insert_with(|| vec![Vec::new(); path.len()]);
+        for (names, field) in seen.iter_mut().zip(fields) {
+            for f in field.split('|').filter(|f| !f.is_empty()) {
+                if !names.iter().any(|n| n == f) {
+                    names.push(f.to_string());
+                }
+            }
+        }
         groups.entry(path).or_default().push((age, w.location.clone()));
     }
     let mut paths: Vec<report::StalePath> = groups
@@ -62,8 +75,18 @@ pub fn stale_report(
         .map(|(path, mut objects)| {
             objects.sort_by_key(|o| std::cmp::Reverse(o.0));
             let ages: Vec<u64> = objects.iter().map(|o| o.0).collect();
+            let fields = fields_of
+                .remove(&path)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|mut names| {
+                    names.sort();
+                    names.join("|")
+                })
+                .collect();
             report::StalePath {
                 path,
+                fields,
                 count: ages.len() as u64,
                 last_access: report::LastAccessAges {
                     longest_ms: ages[0],
@@ -97,4 +120,20 @@ pub fn stale_report(
         not_followed,
         notes,
     }
+}
+
+/// `path` (classes from the root) with each run of one class made one step, and `fields`
+/// (entry for entry) with the run's last field: the one that leads on to the next class.
+fn one_step_per_run(path: Vec<String>, fields: Vec<String>) -> (Vec<String>, Vec<String>) {
+    let mut steps: Vec<String> = Vec::with_capacity(path.len());
+    let mut along: Vec<String> = Vec::with_capacity(path.len());
+    for (class, field) in path.into_iter().zip(fields) {
+        if steps.last() == Some(&class) {
+            *along.last_mut().expect("a field per step") = field;
+        } else {
+            steps.push(class);
+            along.push(field);
+        }
+    }
+    (steps, along)
 }

@@ -56,12 +56,13 @@ fn watched(class: &str, holders: &[&str], last_ms: Option<u64>, freed: bool) -> 
         last_ms,
         location: last_ms.map(|_| "App.touch(App.java:7)".into()),
         freed,
+        fields: Vec::new(),
     }
 }
 
 #[test]
 fn staleness_groups_live_watched_objects_by_path_oldest_first() {
-    let held = ["java.util.HashMap$Node", "java.util.HashMap", "Registry", "class App"];
+    let held = ["java.util.HashMap$Node", "java.util.HashMap$Node[]", "java.util.HashMap", "Registry", "class App"];
     let run = runstore::Run {
         watched: vec![
             watched("Session", &held, Some(2_000), false),
@@ -72,13 +73,24 @@ fn staleness_groups_live_watched_objects_by_path_oldest_first() {
             // Followed two holders out, not yet to a root: the rule may match it later.
             watched("Session", &["java.util.HashMap$Node", "…"], Some(5_000), false),
             watched("Session", &[], Some(5_000), false),
-            // Deeper in a bucket's chain of the same map: the same path.
-            watched(
-                "Session",
-                &["java.util.HashMap$Node", "java.util.HashMap$Node", "java.util.HashMap", "Registry", "class App"],
-                Some(9_500),
-                false,
-            ),
+            // Deeper in a bucket's chain of the same map: the same path, held by the inner
+            // node's value, which its outer node holds by `next`.
+            runstore::WatchedObject {
+                fields: ["value", "next", "[]", "table", "sessions", "REGISTRY"].map(String::from).to_vec(),
+                ..watched(
+                    "Session",
+                    &[
+                        "java.util.HashMap$Node",
+                        "java.util.HashMap$Node",
+                        "java.util.HashMap$Node[]",
+                        "java.util.HashMap",
+                        "Registry",
+                        "class App",
+                    ],
+                    Some(9_500),
+                    false,
+                )
+            },
         ],
         ..Default::default()
     };
@@ -86,7 +98,12 @@ fn staleness_groups_live_watched_objects_by_path_oldest_first() {
     let r = app::staleness::stale_report(&run, &rules, "run.db".into(), 10_000, 0);
     assert_eq!(r.paths.len(), 1);
     let p = &r.paths[0];
-    assert_eq!(p.path, ["class App", "Registry", "java.util.HashMap", "java.util.HashMap$Node", "Session"]);
+    assert_eq!(
+        p.path,
+        ["class App", "Registry", "java.util.HashMap", "java.util.HashMap$Node[]", "java.util.HashMap$Node", "Session"]
+    );
+    // The fields one object's path knew are the path's; the chain's step is held by `value`.
+    assert_eq!(p.fields, ["REGISTRY", "sessions", "table", "[]", "value", ""]);
     // Ages at 10 s: never used since tagged at 1 s (9 s), used at 2 s (8 s), at 9 s (1 s).
     assert_eq!((p.count, p.last_access.longest_ms, p.last_access.most_recent_ms), (4, 9_000, 500));
     assert_eq!(r.unmatched, 1, "the cache session matches no rule: {r:?}");

@@ -27,7 +27,7 @@ impl crate::Text for StaleReport {
                 human_ms(a.longest_ms),
                 human_ms(a.median_ms),
                 human_ms(a.most_recent_ms),
-                p.path.join(" > ")
+                steps(p)
             );
             let _ = writeln!(
                 o,
@@ -51,4 +51,15 @@ impl crate::Text for StaleReport {
         }
         o
     }
+}
+
+/// A stale path as a person names it: each holder with its field (`Registry.SESSIONS >
+/// java.util.HashMap.table > java.util.HashMap$Node[] > java.util.HashMap$Node.value >
+/// Session`), a static field without the `class` of its holder's name.
+fn steps(p: &StalePath) -> String {
+    let step = |(i, class): (usize, &String)| match p.fields.get(i).map(String::as_str) {
+        None | Some("" | "[]") => class.clone(),
+        Some(field) => format!("{}.{field}", class.strip_prefix("class ").unwrap_or(class)),
+    };
+    p.path.iter().enumerate().map(step).collect::<Vec<_>>().join(" > ")
 }

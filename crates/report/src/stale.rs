@@ -20,6 +20,11 @@ pub struct StalePath {
     /// Classes from the root to the watched class: `root KIND` or `class C` (a static field of
     /// C) first, `…` first while the walks have not followed the whole path yet.
     pub path: Vec<String>,
+    /// Per entry of `path`, its field that holds the next entry (`[]` for an array's element;
+    /// `a|b` when its objects are held through different fields; empty where not known, and
+    /// for the watched class at the end).
+    #[serde(default)]
+    pub fields: Vec<String>,
     /// Objects on this path.
     pub count: u64,
     /// How long ago they were last used.

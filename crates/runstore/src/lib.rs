@@ -63,6 +63,14 @@ fn split_path(text: &str) -> Vec<String> {
     text.split(PATH_SEP).filter(|h| !h.is_empty()).map(str::to_string).collect()
 }
 
+/// A list joined with [`PATH_SEP`] whose entries may be empty (fields not known), entry for entry.
+fn split_keeping_empty(text: &str) -> Vec<String> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    text.split(PATH_SEP).map(str::to_string).collect()
+}
+
 /// Whether `head` (a file's first bytes) is a SQLite database.
 pub fn is_sqlite(head: &[u8]) -> bool {
     head.starts_with(b"SQLite format 3\0")

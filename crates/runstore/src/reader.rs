@@ -146,6 +146,10 @@ pub struct WatchedObject {
     pub location: Option<String>,
     /// Collected since.
     pub freed: bool,
+    /// Per entry of `holders`, the field of that holder through which it holds the object
+    /// before it (`[]` for an array's element, empty where not known); `a|b` when the watched
+    /// objects of one class path are held through different fields. Empty before schema 6.
+    pub fields: Vec<String>,
 }
 
 /// An object the program declared dead (`LeakScope.expectDead`), as the agent last saw it
@@ -369,7 +373,10 @@ impl Reader<'_> {
         if self.version < 2 {
             return Ok(Vec::new());
         }
-        self.rows("SELECT class, holders, tagged_ms, last_ms, location, freed FROM watched ORDER BY slot", [], |r| {
+        let fields = if self.version >= 6 { "fields" } else { "''" };
+        let sql =
+            format!("SELECT class, holders, tagged_ms, last_ms, location, freed, {fields} FROM watched ORDER BY slot");
+        self.rows(&sql, [], |r| {
             Ok(WatchedObject {
                 class: r.get(0)?,
                 holders: split_path(&r.get::<_, String>(1)?),
@@ -377,6 +384,7 @@ impl Reader<'_> {
                 last_ms: r.get::<_, Option<i64>>(3)?.map(|t| t.max(0) as u64),
                 location: r.get(4)?,
                 freed: r.get(5)?,
+                fields: crate::split_keeping_empty(&r.get::<_, String>(6)?),
             })
         })
     }

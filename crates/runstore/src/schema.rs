@@ -5,7 +5,7 @@
 use rusqlite::Connection;
 
 /// The schema a store this build writes has.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// `MIGRATIONS[v]` takes a store from version `v` to `v + 1`.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
@@ -62,6 +62,10 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     CREATE TABLE container_sizes(
         container_id INTEGER NOT NULL, time_ms INTEGER NOT NULL, bytes INTEGER NOT NULL);
     CREATE INDEX container_sizes_by_id ON container_sizes(container_id, time_ms);
+    ",
+    // 6: the fields along a watched object's path.
+    "
+    ALTER TABLE watched ADD COLUMN fields TEXT NOT NULL DEFAULT '';
     ",
 ];
 

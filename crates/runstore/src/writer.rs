@@ -249,7 +249,7 @@ impl Store {
         let tx = self.conn.transaction().map_err(err(&path))?;
         {
             let mut ins = tx
-                .prepare_cached("INSERT OR REPLACE INTO watched VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+                .prepare_cached("INSERT OR REPLACE INTO watched VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
                 .map_err(err(&path))?;
             for (slot, w) in rows {
                 ins.execute(params![
@@ -259,7 +259,8 @@ impl Store {
                     w.tagged_ms as i64,
                     w.last_ms.map(|t| t as i64),
                     w.location,
-                    w.freed
+                    w.freed,
+                    w.fields.join(PATH_SEP)
                 ])
                 .map_err(err(&path))?;
             }

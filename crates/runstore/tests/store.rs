@@ -43,11 +43,13 @@ fn writes_and_reads_back_samples_walks_sites_events_and_objects() {
     s.event(3000, "walk skipped").unwrap();
     let watched = WatchedObject {
         class: "Session".into(),
-        holders: vec!["java.util.HashMap$Node".into(), "class Leak".into()],
+        holders: vec!["java.util.HashMap$Node".into(), "java.util.HashMap".into(), "class Leak".into()],
         tagged_ms: 2500,
         last_ms: Some(2600),
         location: Some("Leak.touch(Leak.java:20)".into()),
         freed: false,
+        // An unknown field in the middle keeps its place.
+        fields: vec!["value".into(), String::new(), "SESSIONS".into()],
     };
     s.write_watched(&[(3, watched.clone())]).unwrap();
     let expected = StoredExpectation {

@@ -154,8 +154,8 @@ pub enum Step {
     Unnamed,
 }
 
-/// A container's chain as objects: the container's tag and class, then its holders outwards,
-/// one per entry of [`HolderChain::path`].
+/// A container's (or a watched object's) chain as objects: its tag and class, then its holders
+/// outwards, one per entry of [`HolderChain::path`].
 #[derive(Debug, Clone)]
 pub struct ChainObjects {
     /// The container.
@@ -565,13 +565,9 @@ impl Holders {
         out
     }
 
-    /// What holds link `l`, outwards: class names, `class NAME` for static fields, `root KIND`
-    /// for GC roots; ends in `…` where the path is not known further.
-    pub(super) fn path_of(&self, l: &Link, names: &[String]) -> Vec<String> {
-        self.outwards(l, names).into_iter().map(|(name, _)| name).collect()
-    }
-
-    /// [`Self::path_of`], each holder with the object it is.
+    /// What holds link `l`, outwards, each holder with the object it is: class names, `class
+    /// NAME` for static fields, `root KIND` for GC roots; ends in `…` where the path is not
+    /// known further.
     fn outwards(&self, l: &Link, names: &[String]) -> Vec<(String, Step)> {
         let mut path = Vec::new();
         let mut cur = l;
@@ -629,13 +625,17 @@ impl Holders {
     }
 
     /// The watched objects the last full walk or a later walk filtered by class reached:
-    /// access slot, class id, and what holds them (outwards, as in [`Self::chains`]).
-    pub fn watched(&self, names: &[String]) -> Vec<(u32, u32, Vec<String>)> {
+    /// access slot, class id, what holds them (outwards, as in [`Self::chains`]), and the
+    /// object itself with its holders as objects (for naming their fields).
+    pub fn watched(&self, names: &[String]) -> Vec<(u32, u32, Vec<String>, ChainObjects)> {
         self.links
             .iter()
             .filter(|l| !l.retired && l.reached >= self.full_start)
             .filter_map(|l| match l.kind {
-                Kind::Watched(slot) => Some((slot, l.class, self.path_of(l, names))),
+                Kind::Watched(slot) => {
+                    let (path, steps) = self.outwards(l, names).into_iter().unzip();
+                    Some((slot, l.class, path, ChainObjects { container: (l.tag, l.class), steps }))
+                }
                 _ => None,
             })
             .collect()

@@ -238,7 +238,7 @@ fn the_first_walk_learns_one_level_and_the_second_names_whole_paths() {
     heap.walk(&mut holders, &watch);
     let first = holders.watched(&names());
     assert_eq!(first.len(), 300);
-    assert!(first.iter().all(|(_, c, p)| *c == SESSION && p == &["Map$Node", "…"]), "{:?}", first[0]);
+    assert!(first.iter().all(|(_, c, p, _)| *c == SESSION && p == &["Map$Node", "…"]), "{:?}", first[0]);
     // Both maps' tables are among the biggest object arrays, the registry's the biggest.
     let chains: Vec<HolderChain> = holders.chains(&names()).into_iter().map(|c| c.0).collect();
     assert_eq!(chains.len(), 2, "{chains:?}");
@@ -247,7 +247,7 @@ fn the_first_walk_learns_one_level_and_the_second_names_whole_paths() {
     heap.walk(&mut holders, &watch);
     let second = holders.watched(&names());
     assert_eq!(second.len(), 300);
-    for (_, _, path) in &second {
+    for (_, _, path, _) in &second {
         assert_eq!(path, &registry_path(), "the sessions hold the registry back: no cycle");
     }
     let chains = holders.chains(&names());
@@ -330,7 +330,7 @@ fn a_session_in_a_local_variable_is_still_named_by_its_holder() {
     heap.walk(&mut holders, &watch);
     let watched = holders.watched(&names());
     assert_eq!(watched.len(), 30);
-    assert!(watched.iter().all(|(_, _, p)| p == &registry_path()), "{watched:?}");
+    assert!(watched.iter().all(|(_, _, p, _)| p == &registry_path()), "{watched:?}");
 }
 
 #[test]
@@ -348,7 +348,7 @@ fn an_object_reached_first_from_a_local_is_not_held_by_what_it_holds() {
     let watched = holders.watched(&names());
     assert_eq!(watched.len(), 5);
     let through = ["Map$Node", "Map$Node[]", "Map", "Registry", "Session", "root stack local"];
-    for (slot, _, path) in &watched {
+    for (slot, _, path, _) in &watched {
         let expected: &[&str] = if *slot == 0 { &["root stack local"] } else { &through };
         assert_eq!(path, expected, "every path ends at the local, none loops");
     }

@@ -90,9 +90,10 @@ struct Worker<'a> {
     last_skip_note: Option<Instant>,
     /// When the last walk stopped at its deadline (see [`crate::plan::Plan::retry_after`]).
     last_stopped: Option<Instant>,
-    /// Watched objects walks reached, by access slot: class id, and holders outwards as the
-    /// last walk that reached them saw them (a collected object keeps its last path).
-    watched_paths: std::collections::BTreeMap<u32, (u32, Vec<String>)>,
+    /// Watched objects walks reached, by access slot: class id, holders outwards as the last
+    /// walk that reached them saw them (a collected object keeps its last path), and the
+    /// fields along them.
+    watched_paths: std::collections::BTreeMap<u32, (u32, Vec<String>, Vec<String>)>,
     /// When each watched slot was first seen tagged, ms since the epoch.
     tagged_ms: rustc_hash::FxHashMap<u32, u64>,
     /// What was last written per watched slot.

@@ -135,15 +135,20 @@ impl Worker<'_> {
         let names = a.classes.names();
         if after_walk {
             let now = now_ms();
-            for (slot, class, path) in self.holders.watched(&names) {
+            let watched = self.holders.watched(&names);
+            let containers = &mut self.containers;
+            let jni = self.jni;
+            let fields = fields_by_path(&watched, |chains| containers.fields_along(a.env, jni, chains));
+            for (slot, class, path, _) in watched {
                 self.tagged_ms.entry(slot).or_insert(now);
-                let path = splice(path, &names[class as usize], &self.walk_holders);
-                self.watched_paths.insert(slot, (class, path));
+                let along = fields.get(&path).cloned().unwrap_or_default();
+                let (path, along) = splice(path, along, &names[class as usize], &self.walk_holders);
+                self.watched_paths.insert(slot, (class, path, along));
             }
         }
         let epoch = now_ms().saturating_sub(w.now_ms());
         let mut rows = Vec::new();
-        for (slot, (class, holders)) in &self.watched_paths {
+        for (slot, (class, holders, fields)) in &self.watched_paths {
             let Some(last) = w.last(*slot) else { continue };
             let key = (last.ms, last.freed);
             if !after_walk && self.watched_written.get(slot) == Some(&key) {
@@ -164,6 +169,7 @@ impl Worker<'_> {
                 runstore::WatchedObject {
                     class: names.get(*class as usize).cloned().unwrap_or_default(),
                     holders: holders.clone(),
+                    fields: fields.clone(),
                     tagged_ms: self.tagged_ms.get(slot).copied().unwrap_or(0),
                     last_ms: last.ms.map(|ms| epoch + ms),
                     location,
@@ -187,20 +193,78 @@ impl Worker<'_> {
     }
 }
 
-/// A watched object's `path` (holders outwards, of an object of class `class`) that stops
-/// at an array not known further, continued through the container whose array is of that
-/// class and holds elements of the class before it: a copy-on-write list replaces its array
-/// at every addition, so the array a walk linked is gone before the next walk can learn what
-/// holds it, while the list's chain, and its elements' class, are known.
-pub(super) fn splice(mut path: Vec<String>, class: &str, containers: &[runstore::HolderChain]) -> Vec<String> {
+/// A watched object's `path` (holders outwards, of an object of class `class`) and the
+/// `fields` along it (entry for entry) that stops at an array not known further, continued
+/// through the container whose array is of that class and holds elements of the class before
+/// it: a copy-on-write list replaces its array at every addition, so the array a walk linked
+/// is gone before the next walk can learn what holds it, while the list's chain, its fields
+/// and its elements' class are known.
+pub(super) fn splice(
+    mut path: Vec<String>,
+    mut fields: Vec<String>,
+    class: &str,
+    containers: &[runstore::HolderChain],
+) -> (Vec<String>, Vec<String>) {
     let n = path.len();
+    fields.resize(n, String::new());
     if n < 2 || path[n - 1] != "…" || !path[n - 2].ends_with("[]") {
-        return path;
+        return (path, fields);
     }
     let element = if n >= 3 { path[n - 3].as_str() } else { class };
-    let Some(c) = containers.iter().find(|c| c.array == path[n - 2] && c.element == element) else { return path };
+    let Some(c) = containers.iter().find(|c| c.array == path[n - 2] && c.element == element) else {
+        return (path, fields);
+    };
     path.pop();
+    fields.pop();
     path.push(c.container.clone());
+    fields.push(c.array_field.clone());
     path.extend(c.path.iter().cloned());
-    path
+    fields.extend(c.path.iter().enumerate().map(|(i, _)| c.fields.get(i).cloned().unwrap_or_default()));
+    (path, fields)
+}
+
+/// Objects of one watched path whose fields are named after a walk, at most: enough to see
+/// when they are held through different fields of the same classes.
+const FIELD_SAMPLES: usize = 8;
+
+/// The fields along each distinct path of `watched` (as [`Holders::watched`] gives them),
+/// named on up to [`FIELD_SAMPLES`] of its objects by `name`; a step held through different
+/// fields in different objects is `a|b`, one not named is empty.
+///
+/// [`Holders::watched`]: crate::walk::Holders::watched
+pub(super) fn fields_by_path(
+    watched: &[(u32, u32, Vec<String>, crate::walk::ChainObjects)],
+    name: impl FnOnce(&[(&[String], &crate::walk::ChainObjects)]) -> Vec<Vec<String>>,
+) -> rustc_hash::FxHashMap<Vec<String>, Vec<String>> {
+    let mut sampled: rustc_hash::FxHashMap<&[String], usize> = Default::default();
+    let mut chains = Vec::new();
+    for (_, _, path, objects) in watched {
+        let n = sampled.entry(path.as_slice()).or_default();
+        if *n < FIELD_SAMPLES {
+            *n += 1;
+            chains.push((path.as_slice(), objects));
+        }
+    }
+    let named = name(&chains);
+    let mut out: rustc_hash::FxHashMap<Vec<String>, Vec<Vec<String>>> = Default::default();
+    for ((path, _), fields) in chains.iter().zip(named) {
+        let steps = out.entry(path.to_vec()).or_insert_with(|| vec![Vec::new(); path.len()]);
+        for (seen, field) in steps.iter_mut().zip(fields) {
+            if !field.is_empty() && !seen.contains(&field) {
+                seen.push(field);
+            }
+        }
+    }
+    out.into_iter()
+        .map(|(path, steps)| {
+            let fields = steps
+                .into_iter()
+                .map(|mut s| {
+                    s.sort();
+                    s.join("|")
+                })
+                .collect();
+            (path, fields)
+        })
+        .collect()
 }

@@ -1,4 +1,5 @@
-use super::record::splice;
+use super::record::{fields_by_path, splice};
+use crate::walk::{ChainObjects, Step};
 
 fn list() -> runstore::HolderChain {
     runstore::HolderChain {
@@ -6,6 +7,8 @@ fn list() -> runstore::HolderChain {
         array: "java.lang.Object[]".into(),
         element: "Shop$PriceListener".into(),
         path: vec!["Shop$PriceService".into(), "class Shop".into()],
+        array_field: "array".into(),
+        fields: vec!["listeners".into(), "PRICES".into()],
         ..Default::default()
     }
 }
@@ -13,8 +16,10 @@ fn list() -> runstore::HolderChain {
 #[test]
 fn a_path_that_stops_at_a_replaced_array_goes_on_through_its_list() {
     let path = vec!["Shop$PriceListener".to_string(), "java.lang.Object[]".into(), "…".into()];
+    let fields = vec!["cart".to_string(), "[]".into()];
+    let (path, fields) = splice(path, fields, "Shop$Cart", &[list()]);
     assert_eq!(
-        splice(path, "Shop$Cart", &[list()]),
+        path,
         [
             "Shop$PriceListener",
             "java.lang.Object[]",
@@ -23,11 +28,42 @@ fn a_path_that_stops_at_a_replaced_array_goes_on_through_its_list() {
             "class Shop"
         ]
     );
+    // The list's fields follow the watched object's, step for step.
+    assert_eq!(fields, ["cart", "[]", "array", "listeners", "PRICES"]);
     // Elements of another class, or a path known to its end, stay as they are.
     let other = vec!["Shop$Other".to_string(), "java.lang.Object[]".into(), "…".into()];
-    assert_eq!(splice(other.clone(), "Shop$Cart", &[list()]), other);
+    assert_eq!(splice(other.clone(), Vec::new(), "Shop$Cart", &[list()]).0, other);
     let whole = vec!["Shop$PriceListener".to_string(), "class Shop".into()];
-    assert_eq!(splice(whole.clone(), "Shop$Cart", &[list()]), whole);
+    assert_eq!(splice(whole.clone(), Vec::new(), "Shop$Cart", &[list()]), (whole, vec![String::new(); 2]));
+}
+
+#[test]
+fn fields_are_named_on_a_few_objects_a_path_and_differing_ones_are_all_said() {
+    let path = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let registry = path(&["java.util.HashMap$Node", "java.util.HashMap$Node[]", "java.util.HashMap", "class Registry"]);
+    let cache = path(&["Cache", "…"]);
+    let objects = |tag| ChainObjects { container: (tag, 1), steps: vec![Step::Unnamed] };
+    // 20 sessions in the registry, 3 in the cache.
+    let watched: Vec<_> = (0..20)
+        .map(|i| (i, 1, registry.clone(), objects(i.into())))
+        .chain((20..23).map(|i| (i, 1, cache.clone(), objects(i.into()))))
+        .collect();
+    let mut asked = Vec::new();
+    let fields = fields_by_path(&watched, |chains| {
+        asked = chains.iter().map(|c| c.1.container.0).collect();
+        chains
+            .iter()
+            .map(|(p, o)| match p.len() {
+                // Two of the registry's sessions are held by their node's key, not its value.
+                4 if o.container.0 < 2 => path(&["key", "[]", "table", "SESSIONS"]),
+                4 => path(&["value", "[]", "table", "SESSIONS"]),
+                _ => path(&["", ""]),
+            })
+            .collect()
+    });
+    assert_eq!(asked.len(), 8 + 3, "at most eight objects of a path are named: {asked:?}");
+    assert_eq!(fields[&registry], ["key|value", "[]", "table", "SESSIONS"]);
+    assert_eq!(fields[&cache], ["", ""]);
 }
 
 #[test]

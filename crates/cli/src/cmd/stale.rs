@@ -31,7 +31,7 @@ pub struct StaleArgs {
     /// Count only objects unused for at least this long (30s, 10m, 2h).
     #[arg(long, value_name = "DURATION", value_parser = crate::dump_args::parse_duration)]
     pub older_than: Option<std::time::Duration>,
-    /// Print one JSON document: {"source","rules","at_ms","older_than_ms","paths":[{"path","count","last_access":{"longest_ms","median_ms","most_recent_ms"},"location"}],"unmatched","not_followed","notes"}.
+    /// Print one JSON document: {"source","rules","at_ms","older_than_ms","paths":[{"path","fields","count","last_access":{"longest_ms","median_ms","most_recent_ms"},"location"}],"unmatched","not_followed","notes"}.
     #[arg(long)]
     pub json: bool,
 }

@@ -55,6 +55,30 @@ fn a_session_left_in_the_registry_is_the_stalest_and_an_active_one_is_recent(jdk
     assert_eq!(path_text(leaked).first(), Some(&"class Stale$SessionRegistry"), "{leaked}");
     assert_eq!(path_text(leaked).last(), Some(&"Stale$Session"));
     assert!(path_text(leaked).contains(&"java.util.HashMap"), "{leaked}");
+    // Named by the fields a person reads in the source (Stale.java): the registry's static
+    // `ALL`, the map's `table`, the node's `value`; the list's `CURRENT` and `elementData`.
+    let fields = |p: &Value| -> Vec<String> {
+        let f = p["fields"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string());
+        p["path"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .zip(f)
+            .map(|(c, f)| format!("{c}.{f}"))
+            .collect()
+    };
+    assert_eq!(
+        fields(leaked),
+        [
+            "class Stale$SessionRegistry.ALL",
+            "java.util.HashMap.table",
+            "java.util.HashMap$Node[].[]",
+            "java.util.HashMap$Node.value",
+            "Stale$Session."
+        ],
+        "{leaked}"
+    );
     assert_eq!(leaked["count"], 50);
     assert_eq!(leaked["location"], site("LAST-USE-LEAKED").as_str());
     assert!(leaked["last_access"]["most_recent_ms"].as_u64().unwrap() >= 8_000, "{leaked}");
@@ -62,6 +86,16 @@ fn a_session_left_in_the_registry_is_the_stalest_and_an_active_one_is_recent(jdk
     let hot = &paths[1];
     assert_eq!(path_text(hot).first(), Some(&"class Stale$ActiveUsers"), "{hot}");
     assert_eq!(hot["count"], 20);
+    assert_eq!(
+        fields(hot),
+        [
+            "class Stale$ActiveUsers.CURRENT",
+            "java.util.ArrayList.elementData",
+            "java.lang.Object[].[]",
+            "Stale$Session."
+        ],
+        "{hot}"
+    );
     assert_eq!(hot["location"], site("HOT-USE").as_str());
     assert!(hot["last_access"]["longest_ms"].as_u64().unwrap() < 2_000, "{hot}");
     // --older-than keeps only the stale path; the text names it and the line.
@@ -69,7 +103,11 @@ fn a_session_left_in_the_registry_is_the_stalest_and_an_active_one_is_recent(jdk
     assert_eq!(old["paths"].as_array().unwrap().len(), 1);
     let out = leakscope(&["stale", db.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains(&site("LAST-USE-LEAKED")) && text.contains("class Stale$SessionRegistry"), "{text}");
+    assert!(
+        text.contains(&site("LAST-USE-LEAKED"))
+            && text.contains("Stale$SessionRegistry.ALL > java.util.HashMap.table > java.util.HashMap$Node[] > java.util.HashMap$Node.value > Stale$Session"),
+        "{text}"
+    );
 }
 
 on_jdk17_and_jdk25!(a_session_left_in_the_registry_is_the_stalest_and_an_active_one_is_recent);
