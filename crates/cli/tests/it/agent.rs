@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{build_agent, leakscope, Jdk};
+use crate::support::{build_agent, leakscope, on_jdk17_and_jdk25, Jdk};
 
 /// Seconds each program runs.
 const SECONDS: &str = "24";
@@ -313,3 +313,37 @@ fn bad_agent_options_and_targets_are_clear_errors() {
     assert!(out.status.success());
     let _: Value = serde_json::from_slice(&out.stdout).unwrap();
 }
+
+/// A lambda's class is named in the run store as the JVM names it (`Class.getName()`, as
+/// `jcmd` prints it: `Lambdas$$Lambda/0x…`), so that it can be searched as printed: JVMTI's
+/// signature says `Lambdas$$Lambda.0x…`.
+fn walks_name_lambdas_as_the_jvm_names_them(jdk: &Jdk) {
+    build_agent();
+    let dir = tempfile::tempdir().unwrap();
+    jdk.compile("Lambdas", dir.path());
+    let db = dir.path().join("lambdas.db");
+    let java = jdk.bin.join("java");
+    let cp = dir.path().to_str().unwrap();
+    let args = ["run", "--out", db.to_str().unwrap(), "--walk-every", "1s", "--budget", "20", "--"];
+    let out = leakscope(&[&args[..], &[java.to_str().unwrap(), "-cp", cp, "Lambdas", "6"]].concat());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("done"),
+        "Lambdas: {stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let name = stdout.lines().next().unwrap();
+    assert!(name.starts_with("Lambdas$$Lambda") && name.contains("/0x"), "Class.getName() said {name}");
+    let run = runstore::read(&db, 0).unwrap();
+    let mut walked: Vec<&str> = run.walks.iter().flat_map(|w| &w.classes).map(|c| c.name.as_str()).collect();
+    walked.sort_unstable();
+    walked.dedup();
+    let lambda = run.walks.iter().flat_map(|w| &w.classes).find(|c| c.name == name);
+    assert!(
+        lambda.is_some_and(|c| c.instances == 5_000),
+        "no walk counted 5,000 {name}: {:?}",
+        walked.iter().filter(|c| c.contains("Lambda")).collect::<Vec<_>>()
+    );
+}
+
+on_jdk17_and_jdk25!(walks_name_lambdas_as_the_jvm_names_them);
