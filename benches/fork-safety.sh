@@ -5,6 +5,9 @@
 # 256 MiB heap it has touched and reads /proc/PID/maps: writable shared mappings of 16 MiB
 # or more are listed (the heap of a collector that maps it shared, as ZGC's
 # `/memfd:java_heap`, is one), with read-only shared files left out (`lib/modules`).
+# Also samples the idle VM thread's system call 200 times (`/proc/PID/task/TID/syscall`):
+# when it always waits on one futex address, a forked child whose VM thread waits on that
+# address again has finished its walk (a child hung on another lock waits elsewhere).
 #
 #   benches/fork-safety.sh [JAVA_HOME...]
 #
@@ -27,7 +30,7 @@ public class Touch {
     }
 }
 JAVA
-printf '%-28s %-11s %s\n' JDK collector "writable shared mappings >= 16 MiB (MiB)"
+printf '%-28s %-11s %-55s %s\n' JDK collector "writable shared mappings >= 16 MiB (MiB)" "idle VM thread's waits"
 for home in "${homes[@]}"; do
   "$home/bin/javac" -d "$out" "$out/Touch.java"
   for gc in G1 Parallel Serial Shenandoah Z; do
@@ -50,7 +53,19 @@ big = [f"{n} {s >> 20}" for n, s in sorted(sizes.items()) if s >= 16 << 20]
 print(", ".join(big) or "none: the heap is private, a fork copies it on write")
 PY
 )
+    idle=$(python3 - "$pid" <<'PY'
+import collections, os, sys, time
+pid = sys.argv[1]
+tid = next(t for t in os.listdir(f"/proc/{pid}/task") if open(f"/proc/{pid}/task/{t}/comm").read().strip() == "VM Thread")
+waits = collections.Counter()
+for _ in range(200):
+    f = open(f"/proc/{pid}/task/{tid}/syscall").read().split()
+    waits[" ".join(f[:2])] += 1
+    time.sleep(0.005)
+print(f"{len(waits)} distinct ({waits.most_common(1)[0][1]} of 200 the same: syscall {waits.most_common(1)[0][0]})")
+PY
+)
     kill "$pid"; wait "$pid" 2>/dev/null || true
-    printf '%-28s %-11s %s\n' "$(basename "$home")" "$gc" "$shared"
+    printf '%-28s %-11s %-55s %s\n' "$(basename "$home")" "$gc" "$shared" "$idle"
   done
 done
