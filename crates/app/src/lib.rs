@@ -138,6 +138,12 @@ pub fn open_dump(path: &Path, settings: &ReadSettings) -> Result<heap::Dump> {
     if path.is_dir() {
         return Err(Error::Usage(format!("{} is a directory, not a heap dump", path.display())));
     }
+    if heap::Dump::head(path, 16).is_ok_and(|head| runstore::is_sqlite(&head)) {
+        return Err(Error::Usage(format!(
+            "{} is a run store the agent wrote, not a heap dump: `leakscope growth`, `top`, `stale` and `check` read it",
+            path.display()
+        )));
+    }
     heap::Dump::open_in(path, settings.tmp_dir.as_deref()).map_err(|e| match e {
         // The I/O error names the path already.
         heap::Error::Io { source, .. } => Error::Io { path: path.to_owned(), source },

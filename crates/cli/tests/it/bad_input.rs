@@ -52,6 +52,24 @@ fn not_hprof() {
 }
 
 #[test]
+fn a_run_store_given_for_a_dump_names_the_commands_that_read_it() {
+    let mut store = b"SQLite format 3\0".to_vec();
+    store.resize(4096, 0);
+    let (_d, p) = temp_dump(&store);
+    for command in ["histogram", "sql", "suspects"] {
+        let mut args = vec![command, p.to_str().unwrap()];
+        if command == "sql" {
+            args.push("SELECT 1");
+        }
+        let out = leakscope(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{command}: one line: {stderr}");
+        assert!(stderr.contains("is a run store the agent wrote") && stderr.contains("`leakscope growth`"), "{stderr}");
+    }
+}
+
+#[test]
 fn random_bytes() {
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     let bytes: Vec<u8> = (0..4096)
