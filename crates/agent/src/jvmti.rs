@@ -926,9 +926,10 @@ impl Jni {
         }
     }
 
-    /// Bytes of the Java heap in use (`Runtime.totalMemory() - Runtime.freeMemory()`): right
-    /// after a collection, about the live heap; none if the calls fail.
-    pub fn heap_used(&self) -> Option<u64> {
+    /// Bytes of the Java heap in use (`Runtime.totalMemory() - Runtime.freeMemory()`: right
+    /// after a collection, about the live heap) and the most it may hold
+    /// (`Runtime.maxMemory()`, `-Xmx`); none if the calls fail.
+    pub fn heap_used(&self) -> Option<(u64, u64)> {
         if !self.push_local_frame(8) {
             return None;
         }
@@ -937,7 +938,7 @@ impl Jni {
         used
     }
 
-    fn heap_used_in_frame(&self) -> Option<u64> {
+    fn heap_used_in_frame(&self) -> Option<(u64, u64)> {
         let runtime = self.find_class(c"java/lang/Runtime")?;
         let static_id = jni_fn!(self, GetStaticMethodID, None);
         let method_id = jni_fn!(self, GetMethodID, None);
@@ -959,7 +960,14 @@ impl Jni {
             let t = call_long(self.0, rt, total, ptr::null());
             let f = call_long(self.0, rt, free, ptr::null());
             self.exception("totalMemory").ok()?;
-            Some(t.saturating_sub(f).max(0) as u64)
+            let max = method_id(self.0, runtime.cast(), c"maxMemory".as_ptr(), c"()J".as_ptr());
+            self.exception("Runtime.maxMemory").ok()?;
+            if max.is_null() {
+                return None;
+            }
+            let m = call_long(self.0, rt, max, ptr::null());
+            self.exception("maxMemory").ok()?;
+            Some((t.saturating_sub(f).max(0) as u64, m.max(0) as u64))
         }
     }
 

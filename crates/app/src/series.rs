@@ -346,6 +346,24 @@ pub fn ranked_snapshots(run: &runstore::Run, opts: &growth::Options) -> (Vec<gro
     (run.samples.clone(), note)
 }
 
+/// When the agent found the JVM's heap full (`heap_full_ms`: the heap in use after several
+/// collections in a row near its maximum) and it still is, `series` ends where it filled, and
+/// the note says so: a heap that cannot grow holds a leak flat, and judged to the end the
+/// ranking's decay took the flat part for a leak that stopped (Live's map, 157 of 160 MiB
+/// after 56 full collections: "No growing class").
+fn heap_full(run: &runstore::Run, series: &mut Vec<growth::HeapSummary>) -> Option<String> {
+    let since: u64 = run.meta.get("heap_full_ms")?.parse().ok()?;
+    let max = run.meta.get("heap_max_bytes").and_then(|m| m.parse::<u64>().ok()).unwrap_or(0);
+    let kept = series.iter().take_while(|s| s.time_ms.is_none_or(|t| t <= since)).count();
+    let after = series.len() - kept;
+    series.truncate(kept);
+    Some(format!(
+        "the JVM's heap has been full since {} (after collections, near its maximum of {}): it can hardly grow, so a leak would look flat; growth is judged on the {kept} snapshots before it filled, {after} after left out",
+        report::utc(since),
+        report::human_bytes(max)
+    ))
+}
+
 /// The sampled snapshots checked at least at `level`, oldest first.
 fn checked_at_least(run: &runstore::Run, level: runstore::Checked) -> impl Iterator<Item = &growth::HeapSummary> {
     run.samples.iter().zip(&run.checked).filter(move |(_, &c)| c >= level).map(|(s, _)| s)
@@ -403,9 +421,11 @@ pub fn run_report(run: &runstore::Run, opts: &growth::Options, explain: &[String
         min_span_ms: opts.min_span_ms.or(Some(growth::RUN_MIN_SPAN_MS)),
         ..opts.for_samples(sampling_interval(run))
     };
-    let (series, note) = ranked_snapshots(run, opts);
+    let (mut series, note) = ranked_snapshots(run, opts);
+    let full = heap_full(run, &mut series);
     let mut report = growth::analyze_run(&series, &run.walks, &run.holders, opts, explain);
     report.notes.extend(note);
+    report.notes.extend(full);
     report.notes.push(walk_account(run));
     if let Some(blocked) = walk_blocked(run) {
         report.notes.push(format!("no heap walk fits now: {blocked}; holders are as the last walks left them"));

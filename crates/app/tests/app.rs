@@ -217,6 +217,28 @@ fn a_run_observed_for_less_than_a_minute_is_not_judged_yet() {
 }
 
 #[test]
+fn a_leak_held_flat_by_a_full_heap_is_judged_on_the_snapshots_before_it_filled() {
+    // 20 snapshots 10 s apart growing 4 MB each, then 40 flat at the heap's limit: judged to
+    // the end, the ranking's decay takes the flat part for a leak that stopped.
+    let run = sampled_run(60, |_| Checked::Walk, |i| 4_000_000 * (i.min(19) as u64 + 1));
+    let r = app::series::run_report(&run, &growth::Options::default(), &[]);
+    assert!(r.candidates.is_empty(), "before the agent says the heap is full: {:?}", r.notes);
+    // The agent found the heap full at the 20th snapshot.
+    let mut full = run.clone();
+    full.meta.insert("heap_full_ms".into(), (1_000_000 + 10_000 * 19).to_string());
+    full.meta.insert("heap_max_bytes".into(), "160000000".into());
+    let r = app::series::run_report(&full, &growth::Options::default(), &[]);
+    assert_eq!(r.candidates.first().map(|c| c.class.as_str()), Some("Session"), "{:?}", r.notes);
+    assert_eq!(r.snapshots.len(), 20);
+    let note = r.notes.iter().find(|n| n.contains("heap has been full")).expect("a note on the full heap");
+    assert!(note.contains("judged on the 20 snapshots before it filled, 40 after left out"), "{note}");
+    // Once the heap is no longer full (the agent clears the time), the whole run is judged.
+    full.meta.insert("heap_full_ms".into(), String::new());
+    let r = app::series::run_report(&full, &growth::Options::default(), &[]);
+    assert!(r.candidates.is_empty() && r.snapshots.len() == 60);
+}
+
+#[test]
 fn a_run_too_short_to_judge_says_so_instead_of_no_leak() {
     let run = sampled_run(2, |_| Checked::Walk, |i| 4_000_000 * (i as u64 + 1));
     let r = app::series::run_report(&run, &growth::Options::default(), &[]);

@@ -27,6 +27,19 @@ const IDLE_PERIOD: Duration = Duration::from_secs(10);
 /// Walks taken whenever the budget allows, before any candidate: a walk-checked start of
 /// the series the ranking prefers, and two walks whose edges can be growth-tested.
 pub(super) const FIRST_WALKS: u64 = 2;
+/// The share of the JVM's maximum heap in use after collections at which the heap is full, and
+/// how many collections in a row must find it so (one after a burst of garbage in the old
+/// generation is not a full heap); it is full no longer once a collection finds it under this
+/// share less a tenth.
+pub(super) const HEAP_FULL_SHARE: f64 = 0.9;
+pub(super) const HEAP_FULL_READINGS: u32 = 3;
+
+/// Collections in a row that found the heap full, and since when it is.
+#[derive(Debug, Default)]
+pub(super) struct HeapFull {
+    pub(super) readings: u32,
+    pub(super) since: Option<u64>,
+}
 /// The walk budget is a share of the time since this long before the agent started: the
 /// first walks, while the heap is still small and cheap to walk, need not wait for the share
 /// of a minute to build up (a leaking service grew to 311 MB in its first minute, without one).
@@ -85,6 +98,8 @@ struct Worker<'a> {
     plan: crate::plan::Plan,
     /// The Java heap in use right after the last collection.
     used_after_gc: Option<u64>,
+    /// Whether the heap in use after collections stays near the maximum (see `note_heap_full`).
+    heap_full: HeapFull,
     /// The pause a whole walk would cause now, as last predicted.
     predicted_pause: Duration,
     last_skip_note: Option<Instant>,
@@ -236,6 +251,7 @@ impl<'a> Worker<'a> {
             last_walk: None,
             plan: Default::default(),
             used_after_gc: None,
+            heap_full: HeapFull::default(),
             predicted_pause: Duration::ZERO,
             last_skip_note: None,
             last_stopped: None,

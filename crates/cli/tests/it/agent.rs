@@ -167,6 +167,43 @@ fn run_finds_a_map_never_cleaned_on_g1() {
     assert!(page.dom.contains("Allocated at") && page.dom.contains("Live.java"), "allocation sites on the page");
 }
 
+/// A leak that fills the heap to its limit (`Live mapfull`, `-Xmx64m`: the JVM collects and
+/// goes on at about 95 % full for the second half of the run) is still named: the agent notes
+/// when the heap in use after collections stayed near the maximum, and growth is judged up to
+/// then, saying so. Oracle for the full heap: the JVM's own log of its collections.
+#[test]
+fn run_finds_a_map_that_filled_the_heap() {
+    let jdk = Jdk::default_jdk();
+    let dir = compiled(&jdk);
+    let db = dir.path().join("mapfull.db");
+    let gc_log = dir.path().join("gc.log");
+    let java = jdk.bin.join("java");
+    let log_flag = format!("-Xlog:gc:file={}", gc_log.display());
+    let mut args = vec!["run", "--out", db.to_str().unwrap()];
+    args.extend_from_slice(&TEST_AGENT);
+    let jvm = ["-Xmx64m", "-XX:+UseG1GC", &log_flag, "-cp", dir.path().to_str().unwrap(), "Live", "mapfull", SECONDS];
+    args.extend(["--", java.to_str().unwrap()]);
+    args.extend(jvm);
+    let out = leakscope(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("done"), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
+    // The JVM's log: collections that left the heap at 58 MB or more of its 64 MB.
+    let log = std::fs::read_to_string(&gc_log).unwrap();
+    let full = log
+        .lines()
+        .filter_map(|l| l.split("->").nth(1)?.split('M').next()?.parse::<u64>().ok())
+        .filter(|&after| after >= 58)
+        .count();
+    assert!(full >= 3, "the JVM's log shows {full} collections leaving 58 MB or more: {log}");
+    let run = runstore::read(&db, 0).unwrap();
+    assert_eq!(run.meta.get("heap_max_bytes").map(String::as_str), Some("67108864"), "{:?}", run.events);
+    assert!(run.meta.get("heap_full_ms").is_some_and(|t| !t.is_empty()), "{:?}", run.events);
+    let report = growth(&db);
+    assert_found(&report, &["Live$Session"], "class Live$SessionStore");
+    let notes = report["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n.as_str().unwrap().contains("heap has been full since")), "{notes:?}");
+}
+
 #[test]
 fn run_finds_listeners_never_removed_on_parallel() {
     let jdk = Jdk::default_jdk();

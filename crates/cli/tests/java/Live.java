@@ -9,7 +9,7 @@ import java.util.concurrent.*;
  * Prints "READY" once running (for attach), and "done N" at the end.
  */
 public class Live {
-    // "map": sessions of logged-out users are never removed.
+    // "map": sessions of logged-out users are never removed ("mapfull": until the heap is full).
     static final class Session {
         final long id;
         final byte[] state = new byte[256];
@@ -71,6 +71,18 @@ public class Live {
                 case "map":
                     for (int k = 0; k < 40; k++) SessionStore.sessions.put(i + k, new Session(i + k));
                     break;
+                case "mapfull": {
+                    // The same leak, filling the heap over the first half of the run whatever
+                    // the machine's speed, then no more while it is nearly full: a heap held at
+                    // its limit, where the JVM collects and goes on, not dies.
+                    Runtime rt = Runtime.getRuntime();
+                    double half = seconds * 1e9 / 2;
+                    double share = 0.95 * Math.min(1.0, (System.nanoTime() - (end - seconds * 1_000_000_000L)) / half);
+                    if (rt.totalMemory() - rt.freeMemory() < share * rt.maxMemory()) {
+                        for (int k = 0; k < 40; k++) SessionStore.sessions.put(i + k, new Session(i + k));
+                    }
+                    break;
+                }
                 case "listeners":
                     for (int k = 0; k < 40; k++) {
                         final Widget w = new Widget();
