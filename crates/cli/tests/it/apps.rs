@@ -41,6 +41,18 @@ fn series(jdk: &Jdk, cp: &str, scenario: &str, dir: &Path) -> Vec<PathBuf> {
     (1..=8).map(|p| dir.join(format!("{scenario}-{p:02}.hprof"))).collect()
 }
 
+/// Sets when a dump says it was taken: its header's timestamp (ms since the epoch, a
+/// big-endian u8 after `JAVA PROFILE 1.0.x\0` and the identifier size).
+fn set_taken_at(dump: &Path, ms: u64) {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let mut f = std::fs::OpenOptions::new().read(true).write(true).open(dump).unwrap();
+    let mut magic = [0u8; 19];
+    f.read_exact(&mut magic).unwrap();
+    assert!(magic.starts_with(b"JAVA PROFILE 1.0.") && magic[18] == 0, "{}", dump.display());
+    f.seek(SeekFrom::Start(23)).unwrap();
+    f.write_all(&ms.to_be_bytes()).unwrap();
+}
+
 fn growth(dumps: &[PathBuf]) -> Value {
     let mut args = vec!["growth", "--quiet", "--json"];
     args.extend(dumps.iter().map(|p| p.to_str().unwrap()));
@@ -267,10 +279,15 @@ fn three_dumps_taken_at_uneven_times_and_a_gate_that_cannot_judge() {
     let dir = tempfile::tempdir().unwrap();
     let dumps = series(&jdk, &cp, "tomcat-sessions", dir.path());
     // The first, second and last dumps: the second interval is seven phases, the first one.
-    // (With dumps 1, 2 and 5, three phases against one, a loaded machine sometimes stretched
-    // the first interval past half the second, and times no longer counted as uneven.) Judged
-    // per heap, the sessions' steps look like noise; per unit of time, a steady leak.
+    // Judged per heap, the sessions' steps look like noise; per unit of time, a steady leak.
+    // The times are written into the dumps' headers, a minute a phase, as a schedule would
+    // take them: under the full suite a loaded machine made its phases last unevenly (the
+    // first, with Tomcat's start, longest), and the pace per unit of time measured the
+    // machine, not the leak.
     let uneven = [dumps[0].clone(), dumps[1].clone(), dumps[dumps.len() - 1].clone()];
+    for (dump, minutes) in uneven.iter().zip([0, 1, 7]) {
+        set_taken_at(dump, 1_795_000_000_000 + minutes * 60_000);
+    }
     let report = growth(&uneven);
     let notes = report["notes"].to_string();
     assert!(notes.contains("uneven times"), "{notes}");

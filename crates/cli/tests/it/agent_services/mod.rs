@@ -329,8 +329,14 @@ fn assert_stale_through(s: &Service, through: &[&str], learned: bool) {
     // walks stop at the pause bound (62 and several hundred here, 2 once on CI; none where the
     // holder was never learned): the watched objects, linked or not yet (`not_followed`), are
     // counted from their creation.
+    // Where the holder was never learned, no walk may have reached a watched object either
+    // (they are recorded as a walk reaches them; under the full suite none was): the paths
+    // said, if any, run through the structure, as above, and no count is asked.
+    if !learned {
+        return;
+    }
     let linked: u64 = paths.iter().map(|p| p["count"].as_u64().unwrap()).sum();
-    assert!(linked >= 1 || !learned, "no stale path through {through:?}: {report:#}");
+    assert!(linked >= 1, "no stale path through {through:?}: {report:#}");
     let watched = linked + report["unmatched"].as_u64().unwrap() + report["not_followed"].as_u64().unwrap();
     assert!(watched >= 20, "{watched} objects watched: {report:#}");
 }
