@@ -31,7 +31,7 @@ pub fn stale_report(
     older_than_ms: u64,
 ) -> report::StaleReport {
     let mut groups: BTreeMap<Vec<String>, Vec<(u64, Option<String>)>> = BTreeMap::new();
-    let mut fields_of: BTreeMap<Vec<String>, Vec<Vec<String>>> = BTreeMap::new();
+    let mut fields_of: BTreeMap<Vec<String>, runstore::FieldsSeen> = BTreeMap::new();
     let mut unmatched = 0;
     let mut not_followed = 0;
     let mut never_used = 0;
@@ -60,14 +60,7 @@ pub fn stale_report(
             continue;
         }
         never_used += u64::from(w.last_ms.is_none());
-        let seen = fields_of.entry(path.clone()).or_insert_with(|| vec![Vec::new(); path.len()]);
-        for (names, field) in seen.iter_mut().zip(fields) {
-            for f in field.split('|').filter(|f| !f.is_empty()) {
-                if !names.iter().any(|n| n == f) {
-                    names.push(f.to_string());
-                }
-            }
-        }
+        fields_of.entry(path.clone()).or_default().add(&fields);
         groups.entry(path).or_default().push((age, w.location.clone()));
     }
     let mut paths: Vec<report::StalePath> = groups
@@ -75,15 +68,7 @@ pub fn stale_report(
         .map(|(path, mut objects)| {
             objects.sort_by_key(|o| std::cmp::Reverse(o.0));
             let ages: Vec<u64> = objects.iter().map(|o| o.0).collect();
-            let fields = fields_of
-                .remove(&path)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|mut names| {
-                    names.sort();
-                    names.join("|")
-                })
-                .collect();
+            let fields = fields_of.remove(&path).unwrap_or_default().merged(path.len());
             report::StalePath {
                 path,
                 fields,

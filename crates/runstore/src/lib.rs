@@ -12,7 +12,7 @@ mod writer;
 
 pub use options::Options;
 pub use reader::{
-    read, Capture, Checked, ClassVolumeRow, EdgeRow, HolderRow, Run, SiteRow, SnapshotKind, SnapshotRow,
+    read, Capture, Checked, ClassVolumeRow, EdgeRow, FieldsSeen, HolderRow, Run, SiteRow, SnapshotKind, SnapshotRow,
     StoredExpectation, WatchedObject,
 };
 pub use schema::SCHEMA_VERSION;

@@ -152,6 +152,41 @@ pub struct WatchedObject {
     pub fields: Vec<String>,
 }
 
+/// The fields of each step of one path as several watched objects give them, merged step for
+/// step into [`WatchedObject::fields`]' form: a step held through different fields in
+/// different objects is `a|b` (sorted), one no object named is empty.
+#[derive(Debug, Clone, Default)]
+pub struct FieldsSeen(Vec<Vec<String>>);
+
+impl FieldsSeen {
+    /// Adds one object's fields along the path, entry for entry (each empty or `a|b` itself).
+    pub fn add(&mut self, fields: &[String]) {
+        if self.0.len() < fields.len() {
+            self.0.resize(fields.len(), Vec::new());
+        }
+        for (seen, field) in self.0.iter_mut().zip(fields) {
+            for f in field.split('|').filter(|f| !f.is_empty()) {
+                if !seen.iter().any(|s| s == f) {
+                    seen.push(f.to_string());
+                }
+            }
+        }
+    }
+
+    /// The merged fields, `len` entries (those no object gave are empty).
+    pub fn merged(self, len: usize) -> Vec<String> {
+        let mut steps = self.0;
+        steps.resize(len, Vec::new());
+        steps
+            .into_iter()
+            .map(|mut names| {
+                names.sort();
+                names.join("|")
+            })
+            .collect()
+    }
+}
+
 /// An object the program declared dead (`LeakScope.expectDead`), as the agent last saw it
 /// (a row of `expectations`).
 #[derive(Debug, Clone, PartialEq, Eq)]

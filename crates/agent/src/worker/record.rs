@@ -262,7 +262,7 @@ pub(super) fn splice(
     path.push(c.container.clone());
     fields.push(c.array_field.clone());
     path.extend(c.path.iter().cloned());
-    fields.extend(c.path.iter().enumerate().map(|(i, _)| c.fields.get(i).cloned().unwrap_or_default()));
+    fields.extend((0..c.path.len()).map(|i| c.fields.get(i).cloned().unwrap_or_default()));
     (path, fields)
 }
 
@@ -289,25 +289,9 @@ pub(super) fn fields_by_path(
         }
     }
     let named = name(&chains);
-    let mut out: rustc_hash::FxHashMap<Vec<String>, Vec<Vec<String>>> = Default::default();
+    let mut out: rustc_hash::FxHashMap<&[String], runstore::FieldsSeen> = Default::default();
     for ((path, _), fields) in chains.iter().zip(named) {
-        let steps = out.entry(path.to_vec()).or_insert_with(|| vec![Vec::new(); path.len()]);
-        for (seen, field) in steps.iter_mut().zip(fields) {
-            if !field.is_empty() && !seen.contains(&field) {
-                seen.push(field);
-            }
-        }
+        out.entry(path).or_default().add(&fields);
     }
-    out.into_iter()
-        .map(|(path, steps)| {
-            let fields = steps
-                .into_iter()
-                .map(|mut s| {
-                    s.sort();
-                    s.join("|")
-                })
-                .collect();
-            (path, fields)
-        })
-        .collect()
+    out.into_iter().map(|(path, seen)| (path.to_vec(), seen.merged(path.len()))).collect()
 }

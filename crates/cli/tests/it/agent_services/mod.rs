@@ -235,13 +235,7 @@ fn assert_holder_at_every_reading(s: &Service, holder: &str, element: &str) -> b
     };
     assert!(s.verdicts[named].0 < SECONDS, "{}: {holder} first named at {} s", s.scenario, s.verdicts[named].0);
     for (t, g, _) in &s.verdicts[first..named] {
-        let structure = &g["candidates"][0]["slice"]["structure"];
-        assert!(
-            structure.is_null() || structure["element"] == element,
-            "{}: at {t} s, before {holder} was named, growth's first candidate {}: {structure:#}",
-            s.scenario,
-            g["candidates"][0]["class"]
-        );
+        assert_no_other_structure(s, *t, g, element, &format!("before {holder} was named"));
     }
     for (k, (t, g, top)) in s.verdicts.iter().enumerate().skip(named).filter(|(_, v)| v.0 < SECONDS) {
         let lead = &g["candidates"][0];
@@ -347,6 +341,18 @@ fn walk_events(s: &Service) -> Vec<String> {
     run.events.into_iter().filter(|e| e.contains("walk")).collect()
 }
 
+/// Growth's first candidate at the reading `g` (at `t` s) names no structure yet, or one
+/// holding `element`: never another holder; `when` says which readings these are.
+fn assert_no_other_structure(s: &Service, t: u64, g: &Value, element: &str, when: &str) {
+    let structure = &g["candidates"][0]["slice"]["structure"];
+    assert!(
+        structure.is_null() || structure["element"] == element,
+        "{}: at {t} s, {when}, growth's first candidate {}: {structure:#}",
+        s.scenario,
+        g["candidates"][0]["class"]
+    );
+}
+
 /// When the walks never learned `holder`: that is only allowed where the agent's own events
 /// say the walks that learn it could not run within the pause bound, and then no reading may
 /// name another holder. On a loaded machine (CI, or two busy loops beside the test) JDK 25's
@@ -365,13 +371,7 @@ fn assert_holder_not_said(s: &Service, holder: &str, element: &str) {
         log(s)
     );
     for (t, g, top) in &s.verdicts {
-        let structure = &g["candidates"][0]["slice"]["structure"];
-        assert!(
-            structure.is_null() || structure["element"] == element,
-            "{}: at {t} s, {holder} not learned, growth's first candidate {}: {structure:#}",
-            s.scenario,
-            g["candidates"][0]["class"]
-        );
+        assert_no_other_structure(s, *t, g, element, &format!("{holder} not learned"));
         for c in top["candidates"].as_array().unwrap() {
             assert!(
                 c["held_by"].is_null() || c["held_by"] == holder,
