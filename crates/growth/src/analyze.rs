@@ -154,13 +154,14 @@ pub fn headline_candidates(report: &report::GrowthReport) -> Vec<report::TopCand
 }
 
 /// A later candidate whose containers equal an earlier one's grows in the same structure.
+/// Two candidates with no containers are not known to share one: their holders are unknown.
 pub(crate) fn mark_same_structures(candidates: &mut [report::Candidate]) {
     for i in 1..candidates.len() {
         let (before, rest) = candidates.split_at_mut(i);
         let c = &mut rest[0];
         let same = |b: &report::Candidate| match (&b.slice.structure, &c.slice.structure) {
             (Some(x), Some(y)) => x.name == y.name && x.class == y.class,
-            (None, None) => b.slice.containers == c.slice.containers,
+            (None, None) => !c.slice.containers.is_empty() && b.slice.containers == c.slice.containers,
             _ => false,
         };
         if let Some(first) = before.iter().find(|b| b.same_structure_as.is_none() && same(b)) {

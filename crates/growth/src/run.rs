@@ -12,8 +12,10 @@ use crate::summary::HeapSummary;
 
 /// Ranks a running JVM's record: candidates from `samples` (estimated live volumes after
 /// collections, many and cheap), slices from `walks` (exact class points-from graphs, few and
-/// budgeted). With fewer than two walks the slice holds the heaviest referrers of the last
-/// walk instead of growing edges, and a note says so.
+/// budgeted). With fewer than two walks (or edges that did not grow) the slice holds the
+/// heaviest referrers of the last walk instead of growing edges, and a note says so; where
+/// that walk saw too little of a candidate to say what holds it, its slice is empty and a
+/// note says that its holder is not known yet.
 pub fn analyze_run(
     samples: &[HeapSummary],
     walks: &[HeapSummary],
@@ -32,11 +34,40 @@ pub fn analyze_run(
     // One walk (or edges that did not grow between walks): the heaviest referrers instead.
     let holders = if growing { holders } else { slice::heaviest_holders(&series) };
     let from_ms = samples.first().and_then(|s| s.time_ms).unwrap_or(0);
+    let mut unseen = Vec::new();
     for c in &mut report.candidates {
-        if !walks.is_empty() {
+        let Some(last_walk) = walks.last() else { continue };
+        if growing || saw_enough_of(last_walk, c) {
             c.slice = slice::slice(&series, &holders, &c.class);
-            hold(&mut c.slice, containers_held, from_ms);
+        } else {
+            let seen = last_walk.classes.iter().find(|v| v.name == c.class).map_or(0, |v| v.bytes);
+            let now = c.volumes.last().copied().unwrap_or(0);
+            c.slice = report::Slice {
+                classes: vec![c.class.clone()],
+                not_known: Some(format!(
+                    "the last heap walk saw {} of the {} the samples give it now: it grew after that walk",
+                    report::human_bytes(seen),
+                    report::human_bytes(now)
+                )),
+                ..Default::default()
+            };
+            unseen.push(c.class.clone());
         }
+        if !growing {
+            // The last walk's heaviest referrers: what held it then, not references seen growing.
+            c.slice.edges.iter_mut().for_each(|e| e.growth_bytes = 0);
+        }
+        hold(&mut c.slice, containers_held, from_ms);
+    }
+    if let (Some(last_walk), false) = (walks.last(), unseen.is_empty()) {
+        let ago = samples.last().and_then(|s| s.time_ms).zip(last_walk.time_ms).map(|(s, w)| s.saturating_sub(w));
+        report.notes.push(format!(
+            "what holds {} is not known yet: the last heap walk ({}) saw less than a quarter of the bytes the samples give {} now, and no two walks saw references to {} grow; a heap walk with the growth under way would tell",
+            unseen.join(", "),
+            ago.map_or_else(|| last_walk.source.clone(), |a| format!("{} before the last sample", report::human_ms(a))),
+            if unseen.len() == 1 { "it" } else { "them" },
+            if unseen.len() == 1 { "it" } else { "them" },
+        ));
     }
     mark_same_structures(&mut report.candidates);
     head_by_application_class(&mut report.candidates);
@@ -55,6 +86,20 @@ pub fn analyze_run(
         ),
     });
     report
+}
+
+/// A walk whose edges did not grow shows what held a candidate only when it saw at least this
+/// share of the candidate's sampled bytes now. A Tomcat service on a loaded machine had one
+/// walk, before its traffic began, when `java.beans.PropertyChangeSupport` was 192 B of the
+/// 2.0 MiB its sessions later made: that walk's heaviest referrers of it
+/// (`StandardContext`, `java.lang.Module`, …) were given as its holders.
+const LAST_WALK_SHARE: f64 = 0.25;
+
+/// Whether `walk` saw at least [`LAST_WALK_SHARE`] of candidate `c`'s sampled bytes now.
+fn saw_enough_of(walk: &HeapSummary, c: &report::Candidate) -> bool {
+    let now = c.volumes.last().copied().unwrap_or(0);
+    let seen = walk.classes.iter().find(|v| v.name == c.class).map_or(0, |v| v.bytes);
+    seen as f64 >= now as f64 * LAST_WALK_SHARE
 }
 
 /// Between two heap walks, a class's exact reachable volume must have grown by at least this

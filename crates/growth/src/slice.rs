@@ -79,5 +79,5 @@ pub(crate) fn slice(series: &Series, holders: &Holders<'_>, candidate: &str) -> 
         let far = depth.iter().copied().max().unwrap_or(0);
         containers = classes.iter().zip(&depth).filter(|(_, &d)| d == far).map(|(c, _)| c.clone()).collect();
     }
-    report::Slice { classes, edges, containers, structure: None }
+    report::Slice { classes, edges, containers, structure: None, not_known: None }
 }

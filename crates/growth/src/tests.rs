@@ -162,6 +162,44 @@ fn a_container_whose_array_grew_between_walks_is_the_structure_and_names_its_hol
     assert_eq!((s.name.as_str(), s.seen_holding), ("Shop$PriceService.listeners", false));
 }
 
+#[test]
+fn a_walk_that_saw_little_of_a_candidate_names_no_holder_for_it() {
+    // Sessions pile up for 24 s; the one walk ran at the start, when they were 1 KiB and a
+    // startup class held the most of them (Tomcat on a loaded machine: 192 B then, 2 MiB later).
+    let samples: Vec<HeapSummary> = (0..80u64).map(|i| heap(i * 300, "Session", 1024 + i * (200 << 10))).collect();
+    let edge = |from: &str, bytes: u64| EdgeVolume { from: from.into(), to: "Session".into(), bytes, references: 1 };
+    let early =
+        HeapSummary { edges: vec![edge("StartupContext", 800), edge("Registry", 224)], ..heap(100, "Session", 1024) };
+    let o = Options::default().for_samples(64 << 10);
+    let report = analyze_run(&samples, std::slice::from_ref(&early), &[], &o, &[]);
+    let c = &report.candidates[0];
+    assert!(c.slice.edges.is_empty() && c.slice.containers.is_empty(), "{:?}", c.slice);
+    assert!(c.slice.not_known.as_deref().is_some_and(|w| w.contains("1.0 KiB")), "{:?}", c.slice.not_known);
+    assert!(report.notes.iter().any(|n| n.starts_with("what holds Session is not known yet")), "{:?}", report.notes);
+    // A walk later on, that saw most of what the samples give: its heaviest referrer is what
+    // held it then, said as not seen growing (no growth on the edge).
+    let late = HeapSummary {
+        edges: vec![edge("Registry", 12 << 20), edge("StartupContext", 800)],
+        ..heap(20_000, "Session", 12 << 20)
+    };
+    let report = analyze_run(&samples, &[late], &[], &o, &[]);
+    let c = &report.candidates[0];
+    assert_eq!(c.slice.not_known, None);
+    let froms: Vec<(&str, u64)> = c.slice.edges.iter().map(|e| (e.from.as_str(), e.growth_bytes)).collect();
+    assert_eq!(froms, [("Registry", 0)]);
+}
+
+#[test]
+fn candidates_whose_holders_are_unknown_are_not_one_structure() {
+    let mut c = vec![candidate("Session", None), candidate("byte[]", None)];
+    crate::analyze::mark_same_structures(&mut c);
+    assert!(c.iter().all(|c| c.same_structure_as.is_none()));
+    c[0].slice.containers = vec!["Registry".into()];
+    c[1].slice.containers = vec!["Registry".into()];
+    crate::analyze::mark_same_structures(&mut c);
+    assert_eq!(c[1].same_structure_as.as_deref(), Some("Session"));
+}
+
 /// Three dumps, a second apart, of the classes given with their bytes in each, beside a
 /// steady 38 MiB of `Other`.
 fn three(classes: &[(&str, [u64; 3])]) -> Vec<HeapSummary> {

@@ -313,10 +313,17 @@ fn candidate_text(o: &mut String, n: usize, c: &Candidate, last_ms: Option<u64>)
         return;
     }
     if c.slice.edges.iter().any(|e| e.from != e.to) {
-        let _ = writeln!(o, "   held by (growing references, referent bytes now):");
+        if c.slice.structure.is_some() || c.slice.edges.iter().any(|e| e.growth_bytes > 0) {
+            let _ = writeln!(o, "   held by (growing references, referent bytes now):");
+        } else {
+            let _ = writeln!(o, "   held in the last heap walk by (not yet seen growing; referent bytes then):");
+        }
         slice_tree(o, &c.slice, &c.class);
     } else if !c.slice.edges.is_empty() {
         let _ = writeln!(o, "   held by other {} objects only: a linked list or tree of them grows", c.class);
+    }
+    if let (Some(why), None) = (&c.slice.not_known, &c.slice.structure) {
+        let _ = writeln!(o, "   held by: not known yet ({why})");
     }
     match &c.slice.structure {
         Some(s) => structure_text(o, s, last_ms),
@@ -344,6 +351,8 @@ fn slice_tree(o: &mut String, slice: &Slice, root: &str) {
     let shown = |e: &&SliceEdge| e.from != e.to && (slice.structure.is_none() || e.growth_bytes > 0);
     let into =
         |class: &str| -> Vec<&SliceEdge> { slice.edges.iter().filter(|e| e.to == class).filter(shown).collect() };
+    // Edges that did not grow in a slice with no growing edge: the last walk's referrers.
+    let growing = slice.structure.is_some() || slice.edges.iter().any(|e| e.growth_bytes > 0);
     let mut seen = vec![root.to_string()];
     // Depth first, each class's holders in the slice's order.
     let mut stack: Vec<(&SliceEdge, usize)> = into(root).into_iter().rev().map(|e| (e, 0)).collect();
@@ -354,15 +363,15 @@ fn slice_tree(o: &mut String, slice: &Slice, root: &str) {
             return;
         }
         let again = seen.contains(&e.from);
-        let growth = if e.growth_bytes == 0 {
-            "holds the container".to_string()
-        } else {
-            format!("+{}", human_bytes(e.growth_bytes))
+        let growth = match e.growth_bytes {
+            0 if growing => " (holds the container)".to_string(),
+            0 => String::new(),
+            g => format!(" (+{})", human_bytes(g)),
         };
         let field = e.field.as_ref().filter(|f| f.as_str() != "[]").map(|f| format!(".{f}")).unwrap_or_default();
         let _ = writeln!(
             o,
-            "     {}← {}{field}  {} ({growth}){}",
+            "     {}← {}{field}  {}{growth}{}",
             "  ".repeat(depth),
             e.from,
             human_bytes(e.bytes),

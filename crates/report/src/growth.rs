@@ -121,6 +121,10 @@ pub struct Slice {
     /// saw it grow (none for heap dumps, whose structures are the findings).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structure: Option<HeldStructure>,
+    /// Why what holds it is not known yet, when no heap walk supports a holder (an agent's
+    /// run whose walks saw too little of it); the slice is then the candidate alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_known: Option<String>,
 }
 
 /// An object of a container class in the last heap that holds the growing part.
