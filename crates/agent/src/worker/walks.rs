@@ -29,14 +29,11 @@ impl Worker<'_> {
         if !wanted {
             return Ok(false);
         }
-        // A walk predicted not to fit on a rate that walks stopped at their deadline measured
-        // is tried again now and then, stopping at the same deadline (see `Plan::retry_after`).
-        let trial = !predicted.fits
-            && self
-                .plan
-                .retry_after(a.opts.walk_every)
-                .zip(self.last_stopped)
-                .is_some_and(|(after, stopped)| stopped.elapsed() >= after);
+        // A walk predicted not to fit is tried again now and then, stopping at the same
+        // deadline: the rate it was predicted on may be a loaded moment's (see
+        // `Plan::retry_after`).
+        let last_tried = self.last_stopped.max(self.last_walk.map(|w| w.0)).unwrap_or(a.started);
+        let trial = !predicted.fits && last_tried.elapsed() >= self.plan.retry_after(a.opts.walk_every);
         if !predicted.fits && !trial {
             let heap_bytes = self.used_after_gc.map_or(live_bytes, |u| u as f64).max(live_bytes);
             let takes = self.plan.what_it_takes(&predicted, heap_bytes, a.opts.max_pause);
@@ -61,7 +58,7 @@ impl Worker<'_> {
         if trial {
             self.last_stopped = Some(Instant::now());
             let msg = format!(
-                "heap walk tried though predicted to stop the JVM {} ({} objects at {:.0} ns each): the rate comes from walks stopped at their deadline; it stops at the same deadline",
+                "heap walk tried though predicted to stop the JVM {} ({} objects at {:.0} ns each): that rate is a past walk's, which a loaded moment may have slowed; it stops at the same deadline",
                 report::human_ms(predicted.pause.as_millis() as u64),
                 report::thousands(predicted.objects as u64),
                 self.plan.ns_per_object()
