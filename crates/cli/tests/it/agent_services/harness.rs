@@ -226,11 +226,19 @@ pub(super) fn slice_names(c: &Value, class: &str) -> bool {
 }
 
 /// What the verdicts said, one line per reading, for failure messages: the candidates'
-/// classes and the first one's slice classes (whether its holder was known then).
+/// classes and the first one's slice classes (whether its holder was known then); then the
+/// agent's events about its walks, which say why a holder could not be known.
 pub(super) fn log(s: &Service) -> Vec<String> {
     let slice = |g: &Value| -> Vec<String> {
         let classes = g["candidates"][0]["slice"]["classes"].as_array().cloned().unwrap_or_default();
         classes.iter().filter_map(|c| c.as_str().map(str::to_string)).collect()
     };
-    s.verdicts.iter().map(|(t, g, _)| format!("{t} s: {:?} held by {:?}", classes(g), slice(g))).collect()
+    let readings = s.verdicts.iter().map(|(t, g, _)| format!("{t} s: {:?} held by {:?}", classes(g), slice(g)));
+    readings.chain(walk_events(s).into_iter().map(|e| format!("agent: {e}"))).collect()
+}
+
+/// The run's events about heap walks, for failure messages: what the agent decided and why.
+pub(super) fn walk_events(s: &Service) -> Vec<String> {
+    let run = runstore::read(&s.db, 0).unwrap();
+    run.events.into_iter().filter(|e| e.contains("walk")).collect()
 }

