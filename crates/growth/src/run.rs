@@ -39,25 +39,35 @@ pub fn analyze_run(
         let Some(last_walk) = walks.last() else { continue };
         if growing || saw_enough_of(last_walk, c) {
             c.slice = slice::slice(&series, &holders, &c.class);
-        } else {
-            let seen = last_walk.classes.iter().find(|v| v.name == c.class).map_or(0, |v| v.bytes);
-            let now = c.volumes.last().copied().unwrap_or(0);
-            c.slice = report::Slice {
-                classes: vec![c.class.clone()],
-                not_known: Some(format!(
-                    "the last heap walk saw {} of the {} the samples give it now: it grew after that walk",
-                    report::human_bytes(seen),
-                    report::human_bytes(now)
-                )),
-                ..Default::default()
-            };
-            unseen.push(c.class.clone());
+            if !growing {
+                // The last walk's heaviest referrers: what held it then, not references seen
+                // growing.
+                c.slice.edges.iter_mut().for_each(|e| e.growth_bytes = 0);
+            }
+            hold(&mut c.slice, containers_held, from_ms);
+            continue;
         }
-        if !growing {
-            // The last walk's heaviest referrers: what held it then, not references seen growing.
-            c.slice.edges.iter_mut().for_each(|e| e.growth_bytes = 0);
+        // A container read between walks that grew is still evidence (its own growth); the
+        // chains of the biggest containers of its class, as walks before the growth saw them,
+        // are not (a Tomcat's session map was "held by" a ValuesView of another map).
+        let mut read = report::Slice { classes: vec![c.class.clone()], ..Default::default() };
+        hold(&mut read, containers_held, from_ms);
+        if read.structure.is_some() {
+            c.slice = read;
+            continue;
         }
-        hold(&mut c.slice, containers_held, from_ms);
+        let seen = last_walk.classes.iter().find(|v| v.name == c.class).map_or(0, |v| v.bytes);
+        let now = c.volumes.last().copied().unwrap_or(0);
+        c.slice = report::Slice {
+            classes: vec![c.class.clone()],
+            not_known: Some(format!(
+                "the last heap walk saw {} of the {} the samples give it now: it grew after that walk",
+                report::human_bytes(seen),
+                report::human_bytes(now)
+            )),
+            ..Default::default()
+        };
+        unseen.push(c.class.clone());
     }
     if let (Some(last_walk), false) = (walks.last(), unseen.is_empty()) {
         let ago = samples.last().and_then(|s| s.time_ms).zip(last_walk.time_ms).map(|(s, w)| s.saturating_sub(w));

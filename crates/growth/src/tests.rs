@@ -176,6 +176,23 @@ fn a_walk_that_saw_little_of_a_candidate_names_no_holder_for_it() {
     assert!(c.slice.edges.is_empty() && c.slice.containers.is_empty(), "{:?}", c.slice);
     assert!(c.slice.not_known.as_deref().is_some_and(|w| w.contains("1.0 KiB")), "{:?}", c.slice.not_known);
     assert!(report.notes.iter().any(|n| n.starts_with("what holds Session is not known yet")), "{:?}", report.notes);
+    // The biggest container of its class, as that walk saw it, is no holder either.
+    let map = ContainerHolder {
+        id: 9,
+        container: "Session".into(),
+        array: "Session[]".into(),
+        element: "Session".into(),
+        elements: 4,
+        array_field: "next".into(),
+        bytes: 64,
+        path: vec!["Startup".into(), "…".into()],
+        fields: vec!["sessions".into()],
+        time_ms: 1_000_100,
+        sizes: vec![],
+    };
+    let report = analyze_run(&samples, std::slice::from_ref(&early), std::slice::from_ref(&map), &o, &[]);
+    let c = &report.candidates[0];
+    assert!(c.slice.edges.is_empty() && c.slice.not_known.is_some(), "{:?}", c.slice);
     // A walk later on, that saw most of what the samples give: its heaviest referrer is what
     // held it then, said as not seen growing (no growth on the edge).
     let late = HeapSummary {

@@ -170,7 +170,8 @@ fn run_finds_a_map_never_cleaned_on_g1() {
 /// A leak that fills the heap to its limit (`Live mapfull`, `-Xmx64m`: the JVM collects and
 /// goes on at about 95 % full for the second half of the run) is still named: the agent notes
 /// when the heap in use after collections stayed near the maximum, and growth is judged up to
-/// then, saying so. Oracle for the full heap: the JVM's own log of its collections.
+/// then, saying so (or, where the store has fewer than three snapshots before then, says it
+/// cannot judge). Oracle for the full heap: the JVM's own log of its collections.
 #[test]
 fn run_finds_a_map_that_filled_the_heap() {
     let jdk = Jdk::default_jdk();
@@ -199,9 +200,19 @@ fn run_finds_a_map_that_filled_the_heap() {
     assert_eq!(run.meta.get("heap_max_bytes").map(String::as_str), Some("67108864"), "{:?}", run.events);
     assert!(run.meta.get("heap_full_ms").is_some_and(|t| !t.is_empty()), "{:?}", run.events);
     let report = growth(&db);
-    assert_found(&report, &["Live$Session"], "class Live$SessionStore");
     let notes = report["notes"].as_array().unwrap();
     assert!(notes.iter().any(|n| n.as_str().unwrap().contains("heap has been full since")), "{notes:?}");
+    if let Some(why) = report["not_enough_data"].as_str() {
+        // The store says the heap filled before three snapshots were taken (a loaded machine
+        // took 8 in all, 1 before): no verdict then, and the gate says it cannot judge.
+        let gate = leakscope(&["growth", db.to_str().unwrap(), "--fail-on-growth", "--min-span", MIN_SPAN]);
+        let err = String::from_utf8_lossy(&gate.stderr);
+        assert_eq!(gate.status.code(), Some(2), "{err}");
+        assert!(err.contains("cannot judge"), "{err}");
+        eprintln!("NOTE mapfull: the heap filled before three snapshots: {why}; {notes:?}");
+        return;
+    }
+    assert_found(&report, &["Live$Session"], "class Live$SessionStore");
 }
 
 #[test]
