@@ -23,6 +23,8 @@ mod entry;
 #[allow(unsafe_code)] // the Java API's native methods
 pub mod expect;
 mod expectations;
+#[allow(unsafe_code)] // fork, signals and /proc: heap walks on a forked copy
+mod fork;
 pub mod instrument;
 mod jars;
 #[allow(unsafe_code)] // the JVMTI and JNI bindings

@@ -124,6 +124,15 @@ impl Plan {
         self.stops_in_a_row = 0;
     }
 
+    /// Learns the heap's size from a walk on a forked copy (`objects` and `bytes`): its pause
+    /// was the fork's, which says nothing of a walk's rate.
+    pub(crate) fn forked(&mut self, objects: u64, bytes: u64) {
+        if objects > 0 {
+            self.bytes_per_object = (bytes as f64 / objects as f64).max(8.0);
+            self.last = Some((objects, bytes as f64));
+        }
+    }
+
     /// Learns from a walk stopped at its deadline after `until_stop` and `reached` objects,
     /// whose pause was `pause` in all, on a heap estimated at `objects`.
     /// The rate is the stopped walk's when it reached more objects than the rate was measured

@@ -49,6 +49,13 @@ pub struct Options {
     /// Benchmarks only (`benches/walk-cost.sh`): before each walk, walk once with no callback
     /// at all, HotSpot's own traversal (the floor of any walk's pause), and record its pause.
     pub walk_floor: bool,
+    /// A whole walk that would not fit `max_pause` runs on a forked copy of the JVM instead
+    /// (Linux, not on ZGC): the JVM stops for the fork only.
+    pub fork_walks: bool,
+    /// A forked walk's child is killed after this long.
+    pub fork_timeout: Duration,
+    /// Test only: a forked walk's child stops in its walk, as on a lock held at the fork.
+    pub test_fork_hang: bool,
 }
 
 impl Options {
@@ -72,6 +79,9 @@ impl Options {
             capture_max_heap: 1 << 30,
             test_panic: None,
             walk_floor: false,
+            fork_walks: false,
+            fork_timeout: Duration::from_secs(120),
+            test_fork_hang: false,
         }
     }
 
@@ -135,6 +145,13 @@ impl Options {
                 }
                 "test_panic" => o.test_panic = Some(value.to_string()),
                 "walk_floor" => o.walk_floor = parse_switch(value).ok_or_else(|| bad("on or off"))?,
+                "fork_walks" => o.fork_walks = parse_switch(value).ok_or_else(|| bad("on or off"))?,
+                "fork_timeout" => {
+                    o.fork_timeout = parse_duration(value)
+                        .filter(|d| *d >= Duration::from_secs(1))
+                        .ok_or_else(|| bad("a duration of 1s or more"))?
+                }
+                "test_fork_hang" => o.test_fork_hang = parse_switch(value).ok_or_else(|| bad("on or off"))?,
                 _ => return Err(OptionError::Unknown { key: key.to_owned() }),
             }
         }
@@ -162,7 +179,7 @@ pub enum OptionError {
         why: String,
     },
     /// No option of that key.
-    #[error("unknown option `{key}` (known: out, interval, depth, period, budget, max_pause, walks, walk_every, watch, metrics, otlp, otlp_every, capture_on_leak, capture_every, capture_max_heap)")]
+    #[error("unknown option `{key}` (known: out, interval, depth, period, budget, max_pause, walks, walk_every, watch, metrics, otlp, otlp_every, capture_on_leak, capture_every, capture_max_heap, fork_walks, fork_timeout)")]
     Unknown {
         /// The key as written.
         key: String,

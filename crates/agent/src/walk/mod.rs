@@ -17,6 +17,7 @@ pub use filtered::walk_to;
 mod common;
 use common::*;
 pub use common::{Aborted, WalkFailed};
+
 use holders::{class_name, held_name, Held, Kind, Link, MAX_LEVEL, SIZE_BUCKETS};
 pub use holders::{ChainObjects, Holders, Step};
 
@@ -56,6 +57,23 @@ struct State<'h> {
     edges: FxHashMap<EdgeKey, (u64, u64)>,
     referent_index: Option<Jint>,
     panic_for_test: bool,
+    /// A walk to fork at its first callback (see [`walk_forked`]).
+    fork: Option<ForkPlan>,
+}
+
+/// A forked walk's own part of the walk state.
+struct ForkPlan {
+    /// The class names, for the child's report (read before the walk: no class loads at its
+    /// safepoint, and the registry's lock may be held by a thread the child has not).
+    names: Vec<String>,
+    /// Not forked yet.
+    pending: bool,
+    /// In the JVM, after the fork: the child walking.
+    child: Option<crate::fork::Child>,
+    /// Why there was no fork.
+    failed: Option<String>,
+    /// Test only: the child stops in its walk, as on a lock held at the fork.
+    hang_for_test: bool,
 }
 
 impl State<'_> {
@@ -113,6 +131,7 @@ pub fn walk(
         edges: FxHashMap::default(),
         referent_index,
         panic_for_test,
+        fork: None,
     };
     let callbacks = HeapCallbacks {
         heap_iteration: std::ptr::null(),
@@ -138,6 +157,166 @@ pub fn walk(
     let expected = state.expected.iter().map(|&(slot, held)| (slot, held_name(held, &names))).collect();
     let (holders, chain_objects) = state.holders.chains(&names).into_iter().unzip();
     Ok(Ok(Walk { summary, pause, holders, chain_objects, seen_samples, expected }))
+}
+
+/// What a whole walk on a forked copy of the JVM found.
+#[derive(Debug)]
+pub struct ForkedWalk {
+    /// The summary, classes named: the heap as it was at the fork.
+    pub summary: HeapSummary,
+    /// How long the JVM was stopped: the safepoint and the fork.
+    pub pause: Duration,
+    /// How long the child walked, from the fork to the end of its walk.
+    pub walked: Duration,
+    /// The most private memory the child had: its copy of the pages either side wrote.
+    pub copy: u64,
+    /// Slots of the sampled objects the walk reached, sorted.
+    pub seen_samples: Vec<u32>,
+}
+
+/// Why a forked walk gave no result, and how long the JVM stopped for it.
+#[derive(Debug)]
+pub struct ForkFailed {
+    /// What happened.
+    pub why: String,
+    /// The JVM's pause.
+    pub pause: Duration,
+}
+
+/// What the child sends its parent.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ChildReport {
+    summary: HeapSummary,
+    seen_samples: Vec<u32>,
+}
+
+/// A forked walk under way: the child walking, and the JVM's pause for the fork.
+#[derive(Debug)]
+pub struct ForkStarted {
+    child: crate::fork::Child,
+    /// How long the JVM was stopped: the safepoint and the fork.
+    pub pause: Duration,
+}
+
+/// Starts a whole walk of the heap of `env` on a forked copy of the JVM (see [`crate::fork`]):
+/// the JVM stops for the fork only; [`forked_walk`] waits for the child. Classes are named by
+/// `names` (read before the walk); the holders' links are not followed (the child's tags stay
+/// in the child), nor a deadline but the child's timeout. `Err` says why there is no fork.
+pub fn walk_forked(
+    env: Env,
+    names: Vec<String>,
+    referent_index: Option<Jint>,
+    timeout: Duration,
+    hang_for_test: bool,
+) -> Result<ForkStarted, ForkFailed> {
+    let object_arrays = object_arrays(&names);
+    let mut holders = Holders::default();
+    let mut state = State {
+        // The JVM's side ends at the first callback; the child's has no deadline but `limits`.
+        clock: Clock::new(timeout),
+        object_arrays: &object_arrays,
+        array_sizes: [0; SIZE_BUCKETS],
+        holders: &mut holders,
+        watched_classes: &[],
+        watch: None,
+        seen_samples: Vec::new(),
+        expected: Vec::new(),
+        nodes: Vec::new(),
+        edges: FxHashMap::default(),
+        referent_index,
+        panic_for_test: false,
+        fork: Some(ForkPlan { names, pending: true, child: None, failed: None, hang_for_test }),
+    };
+    let callbacks = HeapCallbacks {
+        heap_iteration: std::ptr::null(),
+        heap_reference: Some(on_reference::<State> as HeapReferenceCallback),
+        primitive_field: std::ptr::null(),
+        array_primitive_value: Some(on_primitive_array as ArrayPrimitiveCallback),
+        string_primitive_value: std::ptr::null(),
+        reserved: [std::ptr::null(); 10],
+    };
+    let walked = env.follow_references(&callbacks, (&mut state as *mut State).cast());
+    let pause = state.clock.start.elapsed();
+    let failed = |why: String| ForkFailed { why, pause };
+    walked.map_err(|e| failed(e.to_string()))?;
+    let plan = state.fork.take().expect("a forked walk's plan");
+    if let Some(why) = plan.failed {
+        return Err(failed(format!("no fork ({why})")));
+    }
+    let Some(child) = plan.child else {
+        return Err(failed("the walk reported no reference to fork at (the JVM is ending)".into()));
+    };
+    Ok(ForkStarted { child, pause })
+}
+
+/// Waits for the child of `started` (off the worker: its walk takes seconds on a big heap),
+/// within `limits`, and reads its report.
+pub fn forked_walk(
+    started: ForkStarted,
+    support: crate::fork::Support,
+    limits: crate::fork::Limits,
+) -> Result<ForkedWalk, ForkFailed> {
+    let pause = started.pause;
+    let failed = |why: String| ForkFailed { why, pause };
+    let done = crate::fork::await_child(started.child, support, limits).map_err(failed)?;
+    let report: ChildReport = serde_json::from_slice(&done.bytes)
+        .map_err(|e| failed(format!("the child's report could not be read: {e}")))?;
+    Ok(ForkedWalk {
+        summary: report.summary,
+        pause,
+        walked: done.walked,
+        copy: done.copy,
+        seen_samples: report.seen_samples,
+    })
+}
+
+/// In a forked child, on `SIGUSR1` once its walk is over: sends its summary to the parent
+/// and ends the child.
+extern "C" fn report_forked(_signal: std::ffi::c_int) {
+    let bytes = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the child's walk state, given to `fork_here` and alive (the walk's frame is
+        // below the VM thread's, which waits idle); nothing else runs in the child.
+        let state = unsafe { &mut *crate::fork::child_state().cast::<State>() };
+        let names = state.fork.as_mut().map(|f| std::mem::take(&mut f.names)).unwrap_or_default();
+        let summary = summarise(state, &names);
+        let mut seen_samples = std::mem::take(&mut state.seen_samples);
+        seen_samples.sort_unstable();
+        seen_samples.dedup();
+        serde_json::to_vec(&ChildReport { summary, seen_samples }).unwrap_or_default()
+    }))
+    .unwrap_or_default();
+    crate::fork::send(&bytes)
+}
+
+impl State<'_> {
+    /// At a forked walk's first callback: forks. In the JVM the walk ends here (the returned
+    /// visit control); in the child it goes on, with no deadline but the parent's timeout.
+    fn fork_now(&mut self) -> Option<Jint> {
+        let me: *mut State = self;
+        let plan = self.fork.as_mut()?;
+        plan.pending = false;
+        // SAFETY: on the VM thread in a heap callback; `me` lives until the walk ends, and in
+        // the child until its report.
+        match unsafe { crate::fork::fork_here(me.cast(), report_forked) } {
+            crate::fork::Forked::Parent(child) => {
+                plan.child = Some(child);
+                Some(crate::jvmti::VISIT_ABORT)
+            }
+            crate::fork::Forked::Failed(why) => {
+                plan.failed = Some(why);
+                Some(crate::jvmti::VISIT_ABORT)
+            }
+            crate::fork::Forked::Child => {
+                if plan.hang_for_test {
+                    loop {
+                        std::thread::sleep(Duration::from_secs(1));
+                    }
+                }
+                self.clock.deadline = Instant::now() + Duration::from_secs(1 << 24);
+                None
+            }
+        }
+    }
 }
 
 /// HotSpot's own traversal of the heap, with no callback: the floor of any walk's pause
@@ -205,6 +384,11 @@ impl Visitor for State<'_> {
     fn visit(&mut self, r: &Reference, tag: Option<&mut Jlong>, referrer_tag: Option<&mut Jlong>) -> Jint {
         if self.panic_for_test {
             panic!("test_panic:walk");
+        }
+        if self.fork.as_ref().is_some_and(|f| f.pending) {
+            if let Some(stop) = self.fork_now() {
+                return stop;
+            }
         }
         visit(self, r, tag, referrer_tag)
     }

@@ -97,6 +97,7 @@ impl Heap {
             edges: FxHashMap::default(),
             referent_index: None,
             panic_for_test: false,
+            fork: None,
         };
         let class_tag = |c: u32| CLASS_BIT | Jlong::from(c);
         let mut stack = Vec::new();

@@ -103,8 +103,19 @@ struct Worker<'a> {
     /// The pause a whole walk would cause now, as last predicted.
     predicted_pause: Duration,
     last_skip_note: Option<Instant>,
+    /// When a walk last waited for its budget (said once per `walk_every`).
+    last_budget_note: Option<Instant>,
     /// When the last walk stopped at its deadline (see [`crate::plan::Plan::retry_after`]).
     last_stopped: Option<Instant>,
+    /// Whether walks can run on a forked copy of this JVM (`fork_walks`), once asked: its VM
+    /// thread, or why not.
+    fork: Option<Result<crate::fork::Support, String>>,
+    /// The forked walk under way, if any.
+    pending_fork: Option<PendingFork>,
+    /// The last forked walk's pause (the fork's), for the budget.
+    fork_pause: Duration,
+    /// When a forked walk was last refused for memory (said once per `walk_every`).
+    last_fork_refusal: Option<Instant>,
     /// Watched objects walks reached, by access slot: class id, holders outwards as the last
     /// walk that reached them saw them (a collected object keeps its last path), and the
     /// fields along them.
@@ -120,6 +131,14 @@ struct Worker<'a> {
     /// The OTLP export, flushed at the end.
     otlp: Option<opentelemetry_sdk::metrics::SdkMeterProvider>,
     jvm: String,
+}
+
+/// A forked walk under way: the thread that waits for its child, the sample sequence and the
+/// collection count at the fork.
+struct PendingFork {
+    handle: std::thread::JoinHandle<Result<crate::walk::ForkedWalk, crate::walk::ForkFailed>>,
+    before: u64,
+    gc: u64,
 }
 
 /// Classes loaded before the agent's events were on, seen once: binds the natives of every
@@ -254,7 +273,12 @@ impl<'a> Worker<'a> {
             heap_full: HeapFull::default(),
             predicted_pause: Duration::ZERO,
             last_skip_note: None,
+            last_budget_note: None,
             last_stopped: None,
+            fork: None,
+            pending_fork: None,
+            fork_pause: Duration::ZERO,
+            last_fork_refusal: None,
             watched_paths: Default::default(),
             tagged_ms: Default::default(),
             watched_written: Default::default(),
@@ -284,6 +308,20 @@ impl<'a> Worker<'a> {
                 }
             }
             let gc = self.a.gc_count.load(Ordering::Acquire);
+            // A forked walk's child is done: its walk, and the exact snapshot after it.
+            match self.collect_forked() {
+                Ok(true) => {
+                    if let Err(e) = self.record_sample(gc, Checked::Walk) {
+                        disable(e);
+                        return;
+                    }
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    disable(e);
+                    return;
+                }
+            }
             let since = last_sample.elapsed();
             let collected = gc != seen_gc;
             if (collected && since >= self.a.opts.period) || since >= IDLE_PERIOD.max(self.a.opts.period) {
@@ -306,6 +344,11 @@ impl<'a> Worker<'a> {
             let _ = self.store.set_meta("status", &format!("disabled: {why}"));
             self.publish("disabled");
         } else {
+            if self.pending_fork.take().is_some() {
+                // Its child dies with the JVM's VM thread (PR_SET_PDEATHSIG).
+                let _ =
+                    self.store.event(now_ms(), "forked heap walk not finished: the JVM ended while its child walked");
+            }
             self.record_final();
             self.publish("ended");
         }

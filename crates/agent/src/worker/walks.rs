@@ -26,14 +26,22 @@ impl Worker<'_> {
         let wanted = self.walks < FIRST_WALKS
             || self.worth_a_walk
             || self.last_walk.is_none_or(|(t, _, _)| t.elapsed() >= a.opts.walk_every);
-        if !wanted {
+        // No other walk while a forked one is under way: its child's result comes first.
+        if !wanted || self.pending_fork.is_some() {
             return Ok(false);
+        }
+        if !predicted.fits && a.opts.fork_walks {
+            if let Some(walked) = self.maybe_forked_walk(gc, live_bytes)? {
+                return Ok(walked);
+            }
         }
         // A walk predicted not to fit is tried again now and then, stopping at the same
         // deadline: the rate it was predicted on may be a loaded moment's (see
         // `Plan::retry_after`).
         let last_tried = self.last_stopped.max(self.last_walk.map(|w| w.0)).unwrap_or(a.started);
-        let trial = !predicted.fits && last_tried.elapsed() >= self.plan.retry_after(a.opts.walk_every);
+        let trial = !predicted.fits
+            && !predicted.deadline.is_zero()
+            && last_tried.elapsed() >= self.plan.retry_after(a.opts.walk_every);
         if !predicted.fits && !trial {
             let heap_bytes = self.used_after_gc.map_or(live_bytes, |u| u as f64).max(live_bytes);
             let takes = self.plan.what_it_takes(&predicted, heap_bytes, a.opts.max_pause);
@@ -53,6 +61,7 @@ impl Worker<'_> {
         let cost = if trial { a.opts.max_pause } else { predicted.pause };
         let allowed = (a.started.elapsed() + BUDGET_HEAD_START).as_secs_f64() * a.opts.budget_percent / 100.0;
         if (self.walk_spent + cost).as_secs_f64() > allowed {
+            self.note_budget(cost, allowed)?;
             return Ok(false);
         }
         if trial {
@@ -159,6 +168,159 @@ impl Worker<'_> {
             self.write_watched(true)?;
         }
         Ok(true)
+    }
+
+    /// Starts a whole walk on a forked copy of the JVM, for one that would not fit `max_pause`
+    /// (see [`crate::fork`]); a thread waits for its child, and [`Self::collect_forked`] takes
+    /// the result. `None` where forks cannot be used (then the planner goes on as without
+    /// them), else `Some(false)`: no walk has ended yet.
+    fn maybe_forked_walk(&mut self, gc: u64, live_bytes: f64) -> Result<Option<bool>, String> {
+        let a = self.a;
+        let support = match &self.fork {
+            Some(Ok(s)) => *s,
+            Some(Err(_)) => return Ok(None),
+            None => match crate::fork::support() {
+                Ok(s) => {
+                    self.fork = Some(Ok(s));
+                    s
+                }
+                Err(why) => {
+                    let msg = format!("no forked walks in this JVM: {why}; walks that do not fit max_pause are planned as without --fork-walks");
+                    self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
+                    self.fork = Some(Err(why));
+                    return Ok(None);
+                }
+            },
+        };
+        // The copy may cost up to the heap in use (pages either side writes while the child
+        // walks): refused with less than twice that left, the child killed past half of it.
+        let heap = self.used_after_gc.map_or(live_bytes, |u| u as f64).max(live_bytes) as u64;
+        let headroom = crate::fork::headroom().unwrap_or(0);
+        if headroom < heap.saturating_mul(2) {
+            if self.last_fork_refusal.is_none_or(|t| t.elapsed() >= a.opts.walk_every) {
+                self.last_fork_refusal = Some(Instant::now());
+                let msg = format!(
+                    "forked heap walk refused: {} of memory left to this JVM's cgroup (else the machine), less than twice the {} heap in use that its copy may take",
+                    report::human_bytes(headroom),
+                    report::human_bytes(heap)
+                );
+                self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
+            }
+            return Ok(None);
+        }
+        let allowed = (a.started.elapsed() + BUDGET_HEAD_START).as_secs_f64() * a.opts.budget_percent / 100.0;
+        if (self.walk_spent + self.fork_pause).as_secs_f64() > allowed {
+            self.note_budget(self.fork_pause, allowed)?;
+            return Ok(Some(false));
+        }
+        if !self.register_classes()? {
+            return Ok(Some(false));
+        }
+        let before = a.sampler.next_seq();
+        let limits = crate::fork::Limits { timeout: a.opts.fork_timeout, max_copy: headroom / 2 };
+        let names = a.classes.names();
+        let started =
+            crate::walk::walk_forked(a.env, names, self.referent_index, limits.timeout, a.opts.test_fork_hang);
+        let pause = match &started {
+            Ok(s) => s.pause,
+            Err(f) => f.pause,
+        };
+        self.walk_spent += pause;
+        self.fork_pause = pause;
+        self.note_pause(pause)?;
+        match started {
+            Ok(started) => {
+                let handle = std::thread::Builder::new()
+                    .name("leakscope forked walk".into())
+                    .spawn(move || crate::walk::forked_walk(started, support, limits))
+                    .map_err(|e| format!("cannot start the thread that waits for a forked walk: {e}"))?;
+                self.pending_fork = Some(super::PendingFork { handle, before, gc });
+            }
+            Err(failed) => self.forked_failed(&failed)?,
+        }
+        Ok(Some(false))
+    }
+
+    /// Takes the result of the forked walk under way once its child is done: `true` when it
+    /// gave a walk.
+    pub(super) fn collect_forked(&mut self) -> Result<bool, String> {
+        let Some(p) = self.pending_fork.take_if(|p| p.handle.is_finished()) else { return Ok(false) };
+        let result = p.handle.join().map_err(|_| "internal error (panic) waiting for a forked walk".to_string())?;
+        let walk = match result {
+            Ok(w) => w,
+            Err(failed) => {
+                self.forked_failed(&failed)?;
+                return Ok(false);
+            }
+        };
+        let a = self.a;
+        if walk.summary.total_instances == 0 {
+            self.store.event(now_ms(), "forked heap walk reached no object").map_err(|e| e.to_string())?;
+            return Ok(false);
+        }
+        a.sampler.unreached(p.before, &walk.seen_samples);
+        self.walk_began = p.before;
+        let mut summary = walk.summary;
+        self.calibrate(&summary);
+        // The heap as it was at the fork.
+        let at = now_ms().saturating_sub(walk.walked.as_millis() as u64);
+        summary.source = format!("gc {} (forked walk)", p.gc);
+        summary.time_ms = Some(at);
+        summary.gc_count = Some(p.gc);
+        self.walks += 1;
+        self.last_pause = walk.pause;
+        self.plan.forked(summary.total_instances, summary.total_bytes);
+        if self.last_skip_note.take().is_some() {
+            self.store.set_meta("walk_blocked", "").map_err(|e| e.to_string())?;
+        }
+        self.last_walk = Some((Instant::now(), summary.total_instances, summary.total_bytes as f64));
+        // The child's links stay in the child: the containers' holders are the walks' that
+        // learned them, each with the time it was seen.
+        let pause_ms = walk.pause.as_secs_f64() * 1000.0;
+        self.store.write_walk(&summary, pause_ms, &self.walk_holders).map_err(|e| e.to_string())?;
+        let msg = format!(
+            "heap walk forked: the JVM stopped {} for the fork; the copy walked {} objects in {}, its own memory at most {}",
+            report::human_ms(walk.pause.as_millis() as u64),
+            report::thousands(summary.total_instances),
+            report::human_ms(walk.walked.as_millis() as u64),
+            report::human_bytes(walk.copy)
+        );
+        self.store.event(at, &msg).map_err(|e| e.to_string())?;
+        self.walk_summaries.push(summary);
+        if self.walk_summaries.len() > RECENT_WALKS {
+            self.walk_summaries.remove(0);
+        }
+        Ok(true)
+    }
+
+    /// Says why a forked walk gave nothing.
+    fn forked_failed(&mut self, failed: &crate::walk::ForkFailed) -> Result<(), String> {
+        self.walks_skipped += 1;
+        let msg = format!(
+            "forked heap walk failed: {}; the JVM stopped {} for the fork",
+            failed.why,
+            report::human_ms(failed.pause.as_millis() as u64)
+        );
+        self.store.event(now_ms(), &msg).map_err(|e| e.to_string())
+    }
+
+    /// Says, once per `walk_every`, that a wanted walk waits for its budget: without it a run
+    /// whose walks stopped was silent about why none came after (a steady Tomcat's one trial
+    /// walk, 1.0 s on a loaded machine, took its two-minute run's budget).
+    fn note_budget(&mut self, cost: Duration, allowed: f64) -> Result<(), String> {
+        let a = self.a;
+        if self.last_budget_note.is_some_and(|t| t.elapsed() < a.opts.walk_every) {
+            return Ok(());
+        }
+        self.last_budget_note = Some(Instant::now());
+        let msg = format!(
+            "heap walk put off: walks have stopped the JVM {} in all, and this one may take {}, over the {} the budget allows so far ({}% of the time since the agent started plus a minute; --budget raises it)",
+            report::human_ms(self.walk_spent.as_millis() as u64),
+            report::human_ms(cost.as_millis() as u64),
+            report::human_ms((allowed * 1000.0) as u64),
+            a.opts.budget_percent
+        );
+        self.store.event(now_ms(), &msg).map_err(|e| e.to_string())
     }
 
     /// Holds the live volumes to what the walk of `summary` counted (see [`Calibration`]).

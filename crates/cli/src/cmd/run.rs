@@ -64,9 +64,21 @@ pub struct AgentArgs {
     /// Capture no dump while the live heap is bigger than this (the dump is about as big) [default: 1G].
     #[arg(long, value_name = "SIZE", requires = "capture_on_leak", value_parser = runstore::options::parse_bytes)]
     pub capture_max_heap: Option<u64>,
+    /// When a whole heap walk would not fit --max-pause, walk a forked copy of the JVM instead:
+    /// the JVM stops only for the fork, and the copy costs memory while the walk runs (pages
+    /// either side writes are copied; refused when the cgroup has less than twice the heap
+    /// left). Linux, not on ZGC. What holds a structure is still learned by the walks that fit.
+    #[arg(long)]
+    pub fork_walks: bool,
+    /// Kill a forked walk's copy after this long [default: 2m].
+    #[arg(long, value_name = "DURATION", requires = "fork_walks", value_parser = parse_duration)]
+    pub fork_timeout: Option<Duration>,
     /// Test only: panic inside a JVM callback (alloc, gc, walk) to show the JVM survives it.
     #[arg(long, hide = true, value_name = "CALLBACK")]
     pub test_panic: Option<String>,
+    /// Test only: a forked walk's copy stops in its walk, to show it is killed at the timeout.
+    #[arg(long, hide = true, requires = "fork_walks")]
+    pub test_fork_hang: bool,
 }
 
 impl AgentArgs {
@@ -92,6 +104,7 @@ impl AgentArgs {
             ("capture_every", seconds(&self.capture_every)),
             ("capture_max_heap", self.capture_max_heap.map(|b| b.to_string())),
             ("test_panic", self.test_panic.clone()),
+            ("fork_timeout", seconds(&self.fork_timeout)),
         ];
         for (key, value) in given {
             if let Some(v) = value {
@@ -106,6 +119,15 @@ impl AgentArgs {
         }
         if self.capture_on_leak {
             items.push("capture_on_leak:on".into());
+        }
+        if self.fork_walks {
+            if self.no_walks {
+                bail!("--fork-walks runs heap walks on a forked copy: drop --no-walks");
+            }
+            items.push("fork_walks:on".into());
+        }
+        if self.test_fork_hang {
+            items.push("test_fork_hang:on".into());
         }
         if !self.watch.is_empty() {
             if self.no_walks {

@@ -9,6 +9,7 @@ mod docs;
 mod evidence;
 mod expect;
 mod fixture;
+mod forked;
 mod growth;
 mod harm;
 mod histogram;

@@ -78,9 +78,14 @@ fn assert_named(s: &Service, leak: &[&str], grows: &[&str]) {
 }
 
 /// Whether the agent's own events say a heap walk did not fit the pause bound (skipped, or
-/// stopped at its deadline): what allows a reading without a walk behind it.
+/// stopped at its deadline) or its budget (put off): what allows a reading without a walk
+/// behind it.
 fn walks_did_not_fit(s: &Service) -> bool {
-    walk_events(s).iter().any(|e| e.starts_with("heap walk skipped") || e.contains("stopped at its deadline"))
+    walk_events(s).iter().any(|e| {
+        e.starts_with("heap walk skipped")
+            || e.contains("stopped at its deadline")
+            || e.starts_with("heap walk put off")
+    })
 }
 
 /// No candidate at any moment (but one that no walk could check, said as such), and `top`'s

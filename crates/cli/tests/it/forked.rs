@@ -1,0 +1,232 @@
+//! Heap walks on a forked copy of the JVM (`--fork-walks`, issue 45): the JVM stops for the
+//! fork only, and the child walks the heap as it was at the fork while the JVM runs on.
+//!
+//! `tests/java/Forked.java` holds a reachable heap known exactly (N nodes in a list, half of
+//! them in a map, each with its own array) and churns garbage all along. Oracles: the program's
+//! own structure (counts and references), the JVM's class histogram (`jcmd
+//! GC.class_histogram`, bytes per class), the JVM's safepoint log (`-Xlog:safepoint`: one heap
+//! walk operation per walk the agent recorded, and no pause longer than the agent says), and
+//! `/proc` for what the children hold.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{build_agent, leakscope, Jdk};
+
+/// Nodes the program keeps.
+const N: u64 = 20_000;
+/// Seconds it runs after READY.
+const SECONDS: &str = "12";
+/// Agent options: every whole walk too long for a 1 ms pause, so each one forks.
+const FORKED: [&str; 9] =
+    ["--fork-walks", "--max-pause", "1ms", "--budget", "50", "--walk-every", "1s", "--period", "300ms"];
+
+/// `(instances, bytes)` of `class` in a `jcmd GC.class_histogram` listing.
+fn jcmd_row(histogram: &str, class: &str) -> Option<(u64, u64)> {
+    histogram.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.len() >= 4 && f[3] == class).then(|| Some((f[1].parse().ok()?, f[2].parse().ok()?))).flatten()
+    })
+}
+
+/// The JVM's safepoint log: the time at each heap walk operation's safepoint, in ms.
+fn heap_walk_safepoints(log: &str) -> Vec<f64> {
+    log.lines()
+        .filter(|l| l.contains("\"HeapWalkOperation\""))
+        .map(|l| {
+            let at = l.split("At safepoint: ").nth(1).and_then(|r| r.split(" ns").next());
+            at.and_then(|n| n.trim().parse::<f64>().ok()).map_or(0.0, |ns| ns / 1e6)
+        })
+        .collect()
+}
+
+/// Attaches the agent with forked walks to `Forked` on `jdk` with collector `gc`, and holds
+/// every walk to the program, jcmd and the safepoint log.
+fn counts_as_the_jvm_does(jdk: &Jdk, gc: &str) {
+    build_agent();
+    let dir = tempfile::tempdir().unwrap();
+    jdk.compile("Forked", dir.path());
+    let db = dir.path().join("forked.db");
+    let safepoints = dir.path().join("safepoint.log");
+    let log_flag = format!("-Xlog:safepoint:file={}", safepoints.display());
+    let mut jvm = jdk.start_with_args(dir.path(), "Forked", &["-Xmx128m", gc, &log_flag], &[&N.to_string(), SECONDS]);
+    let pid = jvm.pid().to_string();
+    let mut args = vec!["attach", &pid, "--out", db.to_str().unwrap()];
+    args.extend(FORKED);
+    let out = leakscope(&args);
+    assert!(out.status.success(), "attach: {}", String::from_utf8_lossy(&out.stderr));
+    std::thread::sleep(Duration::from_secs(6));
+    let histogram = jvm.jcmd(&["GC.class_histogram"]);
+    let status = jvm.wait(Duration::from_secs(120)).expect("Forked did not end");
+    assert!(status.success());
+    let (instances, bytes) = jcmd_row(&histogram, "Forked$Node").expect("Forked$Node in jcmd's histogram");
+    assert_eq!(instances, N, "{histogram}");
+
+    let run = runstore::read(&db, 0).unwrap();
+    let forked = run.events.iter().filter(|e| e.starts_with("heap walk forked")).count();
+    let failed: Vec<&String> = run.events.iter().filter(|e| e.starts_with("forked heap walk failed")).collect();
+    assert!(forked >= 2 && failed.is_empty(), "{gc}: {:#?}", run.events);
+    assert_eq!(run.walks.len(), forked, "{gc}: one walk snapshot per forked walk: {:#?}", run.events);
+    for w in &run.walks {
+        let node = w.classes.iter().find(|c| c.name == "Forked$Node").expect("Forked$Node walked");
+        assert_eq!((node.instances, node.bytes), (N, bytes), "{gc}: {} walked", w.source);
+        let refs = |from: &str, to: &str| {
+            w.edges.iter().filter(|e| e.from == from && e.to == to).map(|e| e.references).sum::<u64>()
+        };
+        assert_eq!(refs("java.lang.Object[]", "Forked$Node"), N, "{gc}: the list's array");
+        assert_eq!(refs("java.util.HashMap$Node", "Forked$Node"), N / 2, "{gc}: the map's values");
+        assert_eq!(refs("Forked$Node", "byte[]"), N, "{gc}: each node's array");
+    }
+    // The JVM's own log: one heap walk operation per fork (a walk filtered by class, at 1 ms,
+    // never fits), and none longer than the longest pause the agent recorded.
+    // A fork the JVM's end overtook is said as such.
+    let unfinished = run.events.iter().filter(|e| e.starts_with("forked heap walk not finished")).count();
+    let log = std::fs::read_to_string(&safepoints).unwrap();
+    let walks = heap_walk_safepoints(&log);
+    assert_eq!(
+        walks.len(),
+        forked + unfinished,
+        "{gc}: heap walk safepoints in the JVM's log: {walks:?}; {:#?}",
+        run.events
+    );
+    let longest: f64 = run.meta.get("longest_pause_ms").map_or(0.0, |l| l.parse().unwrap());
+    let at_safepoint = walks.iter().copied().fold(0.0, f64::max);
+    assert!(longest >= at_safepoint, "{gc}: the agent's longest pause {longest} ms, the JVM's {at_safepoint} ms");
+    eprintln!("{gc} on JDK {}: {forked} forked walks, longest pause {longest:.1} ms (the JVM's log: {at_safepoint:.1} ms at the safepoint)", jdk.feature());
+}
+
+#[test]
+fn forked_walks_count_the_heap_as_the_jvm_does_on_jdk17() {
+    let jdk = Jdk::default_jdk();
+    counts_as_the_jvm_does(&jdk, "-XX:+UseG1GC");
+    counts_as_the_jvm_does(&jdk, "-XX:+UseParallelGC");
+}
+
+#[test]
+fn forked_walks_count_the_heap_as_the_jvm_does_on_jdk25() {
+    let Some(jdk) = Jdk::require25() else { return };
+    counts_as_the_jvm_does(&jdk, "-XX:+UseG1GC");
+    counts_as_the_jvm_does(&jdk, "-XX:+UseParallelGC");
+}
+
+/// ZGC maps the heap shared, so a fork would be no snapshot: the agent says so once and
+/// plans its walks as without forks.
+#[test]
+fn no_fork_on_zgc_and_the_run_says_why() {
+    let jdk = Jdk::default_jdk();
+    build_agent();
+    let dir = tempfile::tempdir().unwrap();
+    jdk.compile("Forked", dir.path());
+    let db = dir.path().join("zgc.db");
+    let java = jdk.bin.join("java");
+    let cp = dir.path().to_str().unwrap();
+    let mut args = vec!["run", "--out", db.to_str().unwrap()];
+    args.extend(FORKED);
+    args.extend(["--", java.to_str().unwrap(), "-Xmx128m", "-XX:+UseZGC", "-cp", cp, "Forked", "20000", "4"]);
+    let out = leakscope(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = runstore::read(&db, 0).unwrap();
+    let refused: Vec<&String> = run.events.iter().filter(|e| e.starts_with("no forked walks in this JVM")).collect();
+    assert_eq!(refused.len(), 1, "{:#?}", run.events);
+    assert!(refused[0].contains("mapped shared") && refused[0].contains("ZGC"), "{}", refused[0]);
+    assert!(!run.events.iter().any(|e| e.starts_with("heap walk forked")), "{:#?}", run.events);
+}
+
+/// The processes whose parent is `pid`, with their state letter.
+fn children_of(pid: u32) -> Vec<(u32, char)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
+        // pid (comm) state ppid ...: the command may hold spaces, so read after its ')'.
+        let Some(rest) = stat.rsplit_once(')').map(|r| r.1) else { continue };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            out.push((child, f[0].chars().next().unwrap_or('?')));
+        }
+    }
+    out
+}
+
+/// A child that stops in its walk (as on a lock another thread held at the fork) is killed at
+/// `--fork-timeout`, reaped, and the JVM runs on to its end; while it lives, it holds none of
+/// the JVM's descriptors (only /dev/null and its pipe) and one thread.
+#[test]
+fn a_forked_walk_that_hangs_is_killed_and_the_jvm_runs_on() {
+    let jdk = Jdk::default_jdk();
+    build_agent();
+    let dir = tempfile::tempdir().unwrap();
+    jdk.compile("Forked", dir.path());
+    let db = dir.path().join("hang.db");
+    let java = jdk.bin.join("java");
+    let cp = dir.path().to_str().unwrap();
+    let mut args = vec!["run", "--out", db.to_str().unwrap(), "--fork-timeout", "1s", "--test-fork-hang"];
+    args.extend(FORKED);
+    args.extend(["--", java.to_str().unwrap(), "-Xmx128m", "-cp", cp, "Forked", "20000", "8", cp]);
+    let mut run = Command::new(env!("CARGO_BIN_EXE_leakscope"))
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    let jvm = loop {
+        if let Some((pid, _)) = children_of(run.id()).into_iter().next() {
+            break pid;
+        }
+        assert!(Instant::now() < until, "no JVM started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut seen = 0;
+    let mut zombie_since: Option<(u32, Instant)> = None;
+    while run.try_wait().unwrap().is_none() {
+        for (child, state) in children_of(jvm) {
+            if state == 'Z' {
+                match zombie_since {
+                    Some((z, since)) if z == child => {
+                        assert!(since.elapsed() < Duration::from_secs(3), "child {child} left a zombie")
+                    }
+                    _ => zombie_since = Some((child, Instant::now())),
+                }
+                continue;
+            }
+            let Ok(fds) = std::fs::read_dir(format!("/proc/{child}/fd")) else { continue };
+            let targets: Vec<String> = fds
+                .flatten()
+                .filter_map(|f| std::fs::read_link(f.path()).ok())
+                .map(|t| t.display().to_string())
+                .collect();
+            let Ok(status) = std::fs::read_to_string(format!("/proc/{child}/status")) else { continue };
+            // A child seen before it closed the JVM's descriptors (its first microseconds)
+            // still has the JVM's name for its only thread's; judge it once it is walking.
+            if targets.len() > 4 {
+                continue;
+            }
+            seen += 1;
+            assert!(status.contains("\nThreads:\t1\n"), "child {child}: {status}");
+            let pipes = targets.iter().filter(|t| t.starts_with("pipe:")).count();
+            let null = targets.iter().filter(|t| *t == "/dev/null").count();
+            assert_eq!((null, pipes, targets.len()), (3, 1, 4), "child {child} holds {targets:?}");
+        }
+        assert!(Instant::now() < until, "the run did not end");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(run.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    assert!(run.wait().unwrap().success() && stdout.contains("done 20000"), "{stdout}");
+    assert!(seen >= 1, "no forked child seen walking");
+    let store = runstore::read(&db, 0).unwrap();
+    let killed = store.events.iter().filter(|e| e.contains("did not end within 1.0 s") && e.contains("killed")).count();
+    assert!(killed >= 1, "{:#?}", store.events);
+    assert!(store.walks.is_empty(), "a killed child's walk is no snapshot");
+    // Nothing of the run is left: the children carried the marker (the class path) in their
+    // command line, as copies of the JVM.
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(cp) && c.contains("Forked"))
+        .collect();
+    assert!(left.is_empty(), "processes left: {left:?}");
+}
