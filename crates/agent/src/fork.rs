@@ -162,7 +162,7 @@ pub(crate) enum Forked {
     Parent(Child),
     /// In the child: walk on; `report` (installed for `SIGUSR1`) sends the results on `pipe`.
     Child,
-    /// No fork (the walk goes on in the JVM, within its deadline).
+    /// No fork: the JVM's walk ends too, with nothing walked.
     Failed(String),
 }
 

@@ -76,7 +76,28 @@ struct ForkPlan {
     hang_for_test: bool,
 }
 
+/// The callbacks of a whole walk, stop-the-world or forked: every reference, and the sizes of
+/// primitive arrays.
+fn whole_walk_callbacks() -> HeapCallbacks {
+    HeapCallbacks {
+        heap_iteration: std::ptr::null(),
+        heap_reference: Some(on_reference::<State> as HeapReferenceCallback),
+        primitive_field: std::ptr::null(),
+        array_primitive_value: Some(on_primitive_array as ArrayPrimitiveCallback),
+        string_primitive_value: std::ptr::null(),
+        reserved: [std::ptr::null(); 10],
+    }
+}
+
 impl State<'_> {
+    /// The slots of the sampled objects the walk reached, sorted, each once.
+    fn take_seen_samples(&mut self) -> Vec<u32> {
+        let mut seen = std::mem::take(&mut self.seen_samples);
+        seen.sort_unstable();
+        seen.dedup();
+        seen
+    }
+
     fn node(&mut self, id: u32) -> &mut Node {
         let i = id as usize;
         if i >= self.nodes.len() {
@@ -133,14 +154,7 @@ pub fn walk(
         panic_for_test,
         fork: None,
     };
-    let callbacks = HeapCallbacks {
-        heap_iteration: std::ptr::null(),
-        heap_reference: Some(on_reference::<State> as HeapReferenceCallback),
-        primitive_field: std::ptr::null(),
-        array_primitive_value: Some(on_primitive_array as ArrayPrimitiveCallback),
-        string_primitive_value: std::ptr::null(),
-        reserved: [std::ptr::null(); 10],
-    };
+    let callbacks = whole_walk_callbacks();
     env.follow_references(&callbacks, (&mut state as *mut State).cast())?;
     let pause = match state.clock.end(|| state.nodes.iter().map(|n| n.count).sum())? {
         Ok(pause) => pause,
@@ -151,9 +165,7 @@ pub fn walk(
     state.holders.plan_containers(&state.array_sizes);
     let names = names();
     let summary = summarise(&state, &names);
-    let mut seen_samples = std::mem::take(&mut state.seen_samples);
-    seen_samples.sort_unstable();
-    seen_samples.dedup();
+    let seen_samples = state.take_seen_samples();
     let expected = state.expected.iter().map(|&(slot, held)| (slot, held_name(held, &names))).collect();
     let (holders, chain_objects) = state.holders.chains(&names).into_iter().unzip();
     Ok(Ok(Walk { summary, pause, holders, chain_objects, seen_samples, expected }))
@@ -212,7 +224,7 @@ pub fn walk_forked(
     let object_arrays = object_arrays(&names);
     let mut holders = Holders::default();
     let mut state = State {
-        // The JVM's side ends at the first callback; the child's has no deadline but `limits`.
+        // The JVM's side ends at the first callback; the child's runs until `timeout` at most.
         clock: Clock::new(timeout),
         object_arrays: &object_arrays,
         array_sizes: [0; SIZE_BUCKETS],
@@ -227,14 +239,7 @@ pub fn walk_forked(
         panic_for_test: false,
         fork: Some(ForkPlan { names, pending: true, child: None, failed: None, hang_for_test }),
     };
-    let callbacks = HeapCallbacks {
-        heap_iteration: std::ptr::null(),
-        heap_reference: Some(on_reference::<State> as HeapReferenceCallback),
-        primitive_field: std::ptr::null(),
-        array_primitive_value: Some(on_primitive_array as ArrayPrimitiveCallback),
-        string_primitive_value: std::ptr::null(),
-        reserved: [std::ptr::null(); 10],
-    };
+    let callbacks = whole_walk_callbacks();
     let walked = env.follow_references(&callbacks, (&mut state as *mut State).cast());
     let pause = state.clock.start.elapsed();
     let failed = |why: String| ForkFailed { why, pause };
@@ -279,9 +284,7 @@ extern "C" fn report_forked(_signal: std::ffi::c_int) {
         let state = unsafe { &mut *crate::fork::child_state().cast::<State>() };
         let names = state.fork.as_mut().map(|f| std::mem::take(&mut f.names)).unwrap_or_default();
         let summary = summarise(state, &names);
-        let mut seen_samples = std::mem::take(&mut state.seen_samples);
-        seen_samples.sort_unstable();
-        seen_samples.dedup();
+        let seen_samples = state.take_seen_samples();
         serde_json::to_vec(&ChildReport { summary, seen_samples }).unwrap_or_default()
     }))
     .unwrap_or_default();

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use runstore::Checked;
 
-use super::{Worker, BUDGET_HEAD_START};
+use super::Worker;
 use crate::classes::{CLASS_BIT, REFERENCE_BIT};
 use crate::jvmti::Jlong;
 use crate::time::now_ms;
@@ -26,7 +26,7 @@ impl Worker<'_> {
         let Some(class) = self.probe_target(&names) else { return Ok(()) };
         let instances = self.sampled_instances(&names[class as usize]);
         let predicted = self.plan.predict_filtered(objects, instances, a.opts.max_pause);
-        let allowed = (a.started.elapsed() + BUDGET_HEAD_START).as_secs_f64() * a.opts.budget_percent / 100.0;
+        let allowed = self.walk_budget();
         if !predicted.fits || (self.walk_spent + predicted.pause).as_secs_f64() > allowed {
             return Ok(());
         }

@@ -30,8 +30,10 @@ impl Worker<'_> {
         if !wanted || self.pending_fork.is_some() {
             return Ok(false);
         }
+        // The heap in use: what a fork's copy may cost, and a dump's size.
+        let heap_bytes = self.used_after_gc.map_or(live_bytes, |u| u as f64).max(live_bytes);
         if !predicted.fits && a.opts.fork_walks {
-            if let Some(walked) = self.maybe_forked_walk(gc, live_bytes)? {
+            if let Some(walked) = self.maybe_forked_walk(gc, heap_bytes as u64)? {
                 return Ok(walked);
             }
         }
@@ -43,7 +45,6 @@ impl Worker<'_> {
             && !predicted.deadline.is_zero()
             && last_tried.elapsed() >= self.plan.retry_after(a.opts.walk_every);
         if !predicted.fits && !trial {
-            let heap_bytes = self.used_after_gc.map_or(live_bytes, |u| u as f64).max(live_bytes);
             let takes = self.plan.what_it_takes(&predicted, heap_bytes, a.opts.max_pause);
             if self.last_skip_note.is_none_or(|t| t.elapsed() >= a.opts.walk_every) {
                 self.last_skip_note = Some(Instant::now());
@@ -59,7 +60,7 @@ impl Worker<'_> {
         self.predicted_pause = predicted.pause;
         // A trial may take the whole of max_pause.
         let cost = if trial { a.opts.max_pause } else { predicted.pause };
-        let allowed = (a.started.elapsed() + BUDGET_HEAD_START).as_secs_f64() * a.opts.budget_percent / 100.0;
+        let allowed = self.walk_budget();
         if (self.walk_spent + cost).as_secs_f64() > allowed {
             self.note_budget(cost, allowed)?;
             return Ok(false);
@@ -127,22 +128,11 @@ impl Worker<'_> {
             self.store.event(now_ms(), "heap walk reached no object: the JVM is ending").map_err(|e| e.to_string())?;
             return Ok(false);
         }
-        a.sampler.unreached(before, &walk.seen_samples);
-        self.walk_began = before;
         let mut summary = walk.summary;
-        self.calibrate(&summary);
-        summary.source = format!("gc {gc} (walk)");
-        summary.time_ms = Some(now_ms());
-        summary.gc_count = Some(gc);
-        self.walks += 1;
+        self.took_walk(&mut summary, &walk.seen_samples, before, (gc, "walk"), now_ms(), walk.pause)?;
         self.walk_spent += walk.pause;
-        self.last_pause = walk.pause;
         self.note_pause(walk.pause)?;
         self.plan.walked(walk.pause, summary.total_instances, summary.total_bytes);
-        if self.last_skip_note.take().is_some() {
-            self.store.set_meta("walk_blocked", "").map_err(|e| e.to_string())?;
-        }
-        self.last_walk = Some((Instant::now(), summary.total_instances, summary.total_bytes as f64));
         let mut holders = walk.holders;
         self.containers.after_walk(a.env, self.jni, &mut holders, &walk.chain_objects);
         self.keep_known(&mut holders);
@@ -153,10 +143,7 @@ impl Worker<'_> {
         let (links, added) = self.holders.counts();
         let links = format!("{links} objects linked after the last walk, which linked {added} on paths");
         self.store.set_meta("walk_links", &links).map_err(|e| e.to_string())?;
-        self.walk_summaries.push(summary.clone());
-        if self.walk_summaries.len() > RECENT_WALKS {
-            self.walk_summaries.remove(0);
-        }
+        self.keep_summary(summary.clone());
         self.walk_holders = holders;
         self.chain_objects = walk.chain_objects;
         if !a.expectations.is_empty() {
@@ -174,7 +161,7 @@ impl Worker<'_> {
     /// (see [`crate::fork`]); a thread waits for its child, and [`Self::collect_forked`] takes
     /// the result. `None` where forks cannot be used (then the planner goes on as without
     /// them), else `Some(false)`: no walk has ended yet.
-    fn maybe_forked_walk(&mut self, gc: u64, live_bytes: f64) -> Result<Option<bool>, String> {
+    fn maybe_forked_walk(&mut self, gc: u64, heap: u64) -> Result<Option<bool>, String> {
         let a = self.a;
         let support = match &self.fork {
             Some(Ok(s)) => *s,
@@ -194,7 +181,6 @@ impl Worker<'_> {
         };
         // The copy may cost up to the heap in use (pages either side writes while the child
         // walks): refused with less than twice that left, the child killed past half of it.
-        let heap = self.used_after_gc.map_or(live_bytes, |u| u as f64).max(live_bytes) as u64;
         let headroom = crate::fork::headroom().unwrap_or(0);
         if headroom < heap.saturating_mul(2) {
             if self.last_fork_refusal.is_none_or(|t| t.elapsed() >= a.opts.walk_every) {
@@ -208,7 +194,7 @@ impl Worker<'_> {
             }
             return Ok(None);
         }
-        let allowed = (a.started.elapsed() + BUDGET_HEAD_START).as_secs_f64() * a.opts.budget_percent / 100.0;
+        let allowed = self.walk_budget();
         if (self.walk_spent + self.fork_pause).as_secs_f64() > allowed {
             self.note_budget(self.fork_pause, allowed)?;
             return Ok(Some(false));
@@ -253,27 +239,15 @@ impl Worker<'_> {
                 return Ok(false);
             }
         };
-        let a = self.a;
         if walk.summary.total_instances == 0 {
             self.store.event(now_ms(), "forked heap walk reached no object").map_err(|e| e.to_string())?;
             return Ok(false);
         }
-        a.sampler.unreached(p.before, &walk.seen_samples);
-        self.walk_began = p.before;
         let mut summary = walk.summary;
-        self.calibrate(&summary);
         // The heap as it was at the fork.
         let at = now_ms().saturating_sub(walk.walked.as_millis() as u64);
-        summary.source = format!("gc {} (forked walk)", p.gc);
-        summary.time_ms = Some(at);
-        summary.gc_count = Some(p.gc);
-        self.walks += 1;
-        self.last_pause = walk.pause;
+        self.took_walk(&mut summary, &walk.seen_samples, p.before, (p.gc, "forked walk"), at, walk.pause)?;
         self.plan.forked(summary.total_instances, summary.total_bytes);
-        if self.last_skip_note.take().is_some() {
-            self.store.set_meta("walk_blocked", "").map_err(|e| e.to_string())?;
-        }
-        self.last_walk = Some((Instant::now(), summary.total_instances, summary.total_bytes as f64));
         // The child's links stay in the child: the containers' holders are the walks' that
         // learned them, each with the time it was seen.
         let pause_ms = walk.pause.as_secs_f64() * 1000.0;
@@ -286,11 +260,52 @@ impl Worker<'_> {
             report::human_bytes(walk.copy)
         );
         self.store.event(at, &msg).map_err(|e| e.to_string())?;
+        self.keep_summary(summary);
+        Ok(true)
+    }
+
+    /// What every walk that reached the heap changes, stop-the-world or forked: the samples
+    /// it did not reach (from those before `before`) are dead, the live volumes are held to
+    /// its counts, and `summary` is dated `at_ms` and named after collection `gc` and `what`
+    /// walked; it counts as the last walk, and a note that no walk fits is over.
+    fn took_walk(
+        &mut self,
+        summary: &mut HeapSummary,
+        seen_samples: &[u32],
+        before: u64,
+        (gc, what): (u64, &str),
+        at_ms: u64,
+        pause: Duration,
+    ) -> Result<(), String> {
+        self.a.sampler.unreached(before, seen_samples);
+        self.walk_began = before;
+        self.calibrate(summary);
+        summary.source = format!("gc {gc} ({what})");
+        summary.time_ms = Some(at_ms);
+        summary.gc_count = Some(gc);
+        self.walks += 1;
+        self.last_pause = pause;
+        if self.last_skip_note.take().is_some() {
+            self.store.set_meta("walk_blocked", "").map_err(|e| e.to_string())?;
+        }
+        self.last_walk = Some((Instant::now(), summary.total_instances, summary.total_bytes as f64));
+        Ok(())
+    }
+
+    /// Keeps a walk's summary among the newest [`RECENT_WALKS`], the online ranking's slices.
+    fn keep_summary(&mut self, summary: HeapSummary) {
         self.walk_summaries.push(summary);
         if self.walk_summaries.len() > RECENT_WALKS {
             self.walk_summaries.remove(0);
         }
-        Ok(true)
+    }
+
+    /// The JVM's pause the walks may have taken so far, in seconds: `budget` percent of the
+    /// time since the agent started, and of a minute more (so that the first walks come while
+    /// the heap is small).
+    pub(super) fn walk_budget(&self) -> f64 {
+        let a = self.a;
+        (a.started.elapsed() + BUDGET_HEAD_START).as_secs_f64() * a.opts.budget_percent / 100.0
     }
 
     /// Says why a forked walk gave nothing.

@@ -21,13 +21,6 @@ const MIN_SPAN: &str = "5s";
 /// Agent options for short runs: more samples and walks than the defaults.
 const TEST_AGENT: [&str; 6] = ["--budget", "20", "--period", "300ms", "--interval", "64K"];
 
-fn compiled(jdk: &Jdk) -> tempfile::TempDir {
-    build_agent();
-    let dir = tempfile::tempdir().unwrap();
-    jdk.compile("Live", dir.path());
-    dir
-}
-
 /// Runs `Live SCENARIO` under `leakscope run` with `gc` (a -XX flag); returns the run store.
 fn run(jdk: &Jdk, dir: &Path, scenario: &str, gc: &str, extra: &[&str]) -> PathBuf {
     let db = dir.join(format!("{scenario}.db"));
@@ -154,7 +147,7 @@ fn assert_nothing(report: &Value) {
 #[test]
 fn run_finds_a_map_never_cleaned_on_g1() {
     let jdk = Jdk::default_jdk();
-    let dir = compiled(&jdk);
+    let dir = jdk.compiled_with_agent("Live");
     let db = run(&jdk, dir.path(), "map", "-XX:+UseG1GC", &[]);
     let report = growth(&db);
     assert_found(&report, &["Live$Session"], "class Live$SessionStore");
@@ -187,7 +180,7 @@ fn run_finds_a_map_never_cleaned_on_g1() {
 #[test]
 fn run_finds_a_map_that_filled_the_heap() {
     let jdk = Jdk::default_jdk();
-    let dir = compiled(&jdk);
+    let dir = jdk.compiled_with_agent("Live");
     let db = dir.path().join("mapfull.db");
     let gc_log = dir.path().join("gc.log");
     let java = jdk.bin.join("java");
@@ -230,7 +223,7 @@ fn run_finds_a_map_that_filled_the_heap() {
 #[test]
 fn run_finds_listeners_never_removed_on_parallel() {
     let jdk = Jdk::default_jdk();
-    let dir = compiled(&jdk);
+    let dir = jdk.compiled_with_agent("Live");
     let db = run(&jdk, dir.path(), "listeners", "-XX:+UseParallelGC", &[]);
     // The listeners never removed are the lambdas, each holding the widget it captured: both
     // grow by one object per registration, and their walks agree to the byte. Which of the two
@@ -242,7 +235,7 @@ fn run_finds_listeners_never_removed_on_parallel() {
 #[test]
 fn run_finds_thread_local_accumulation_on_jdk25() {
     let Some(jdk) = Jdk::require25() else { return };
-    let dir = compiled(&jdk);
+    let dir = jdk.compiled_with_agent("Live");
     let db = run(&jdk, dir.path(), "threadlocal", "-XX:+UseG1GC", &[]);
     assert_found(&growth(&db), &["Live$Trace"], "java.lang.Thread");
 }
@@ -250,7 +243,7 @@ fn run_finds_thread_local_accumulation_on_jdk25() {
 #[test]
 fn run_reports_nothing_for_a_fluctuating_working_set_on_serial() {
     let jdk = Jdk::default_jdk();
-    let dir = compiled(&jdk);
+    let dir = jdk.compiled_with_agent("Live");
     let db = run(&jdk, dir.path(), "steady", "-XX:+UseSerialGC", &[]);
     assert_nothing(&growth(&db));
 }
@@ -258,7 +251,7 @@ fn run_reports_nothing_for_a_fluctuating_working_set_on_serial() {
 #[test]
 fn run_reports_nothing_for_a_cache_that_filled_up() {
     let jdk = Jdk::default_jdk();
-    let dir = compiled(&jdk);
+    let dir = jdk.compiled_with_agent("Live");
     let db = run(&jdk, dir.path(), "cache", "-XX:+UseG1GC", &[]);
     assert_nothing(&growth(&db));
 }
@@ -266,7 +259,7 @@ fn run_reports_nothing_for_a_cache_that_filled_up() {
 #[test]
 fn attach_finds_a_map_never_cleaned_on_jdk25() {
     let Some(jdk) = Jdk::require25() else { return };
-    let dir = compiled(&jdk);
+    let dir = jdk.compiled_with_agent("Live");
     let db = attach(&jdk, dir.path(), "map", "-XX:+UseParallelGC");
     assert_found(&growth(&db), &["Live$Session"], "class Live$SessionStore");
 }
@@ -274,7 +267,7 @@ fn attach_finds_a_map_never_cleaned_on_jdk25() {
 #[test]
 fn attach_reports_nothing_for_a_cache_that_filled_up() {
     let jdk = Jdk::default_jdk();
-    let dir = compiled(&jdk);
+    let dir = jdk.compiled_with_agent("Live");
     let db = attach(&jdk, dir.path(), "cache", "-XX:+UseG1GC");
     assert_nothing(&growth(&db));
 }
@@ -282,7 +275,7 @@ fn attach_reports_nothing_for_a_cache_that_filled_up() {
 #[test]
 fn kill_9_leaves_a_readable_run_store() {
     let jdk = Jdk::default_jdk();
-    let dir = compiled(&jdk);
+    let dir = jdk.compiled_with_agent("Live");
     let db = dir.path().join("killed.db");
     let mut jvm = jdk.start_with_args(dir.path(), "Live", &["-Xmx160m"], &["map", "600"]);
     let pid = jvm.pid().to_string();
@@ -310,7 +303,7 @@ fn kill_9_leaves_a_readable_run_store() {
 #[test]
 fn a_panic_in_any_callback_disables_the_agent_and_the_jvm_goes_on() {
     let jdk = Jdk::default_jdk();
-    let dir = compiled(&jdk);
+    let dir = jdk.compiled_with_agent("Live");
     for callback in ["alloc", "gc", "walk"] {
         let db = dir.path().join(format!("panic-{callback}.db"));
         let java = jdk.bin.join("java");
@@ -378,9 +371,7 @@ fn bad_agent_options_and_targets_are_clear_errors() {
 /// `jcmd` prints it: `Lambdas$$Lambda/0x…`), so that it can be searched as printed: JVMTI's
 /// signature says `Lambdas$$Lambda.0x…`.
 fn walks_name_lambdas_as_the_jvm_names_them(jdk: &Jdk) {
-    build_agent();
-    let dir = tempfile::tempdir().unwrap();
-    jdk.compile("Lambdas", dir.path());
+    let dir = jdk.compiled_with_agent("Lambdas");
     let db = dir.path().join("lambdas.db");
     let java = jdk.bin.join("java");
     let cp = dir.path().to_str().unwrap();

@@ -11,7 +11,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{build_agent, leakscope, Jdk};
+use crate::support::{leakscope, Jdk};
 
 /// Nodes the program keeps.
 const N: u64 = 20_000;
@@ -43,9 +43,7 @@ fn heap_walk_safepoints(log: &str) -> Vec<f64> {
 /// Attaches the agent with forked walks to `Forked` on `jdk` with collector `gc`, and holds
 /// every walk to the program, jcmd and the safepoint log.
 fn counts_as_the_jvm_does(jdk: &Jdk, gc: &str) {
-    build_agent();
-    let dir = tempfile::tempdir().unwrap();
-    jdk.compile("Forked", dir.path());
+    let dir = jdk.compiled_with_agent("Forked");
     let db = dir.path().join("forked.db");
     let safepoints = dir.path().join("safepoint.log");
     let log_flag = format!("-Xlog:safepoint:file={}", safepoints.display());
@@ -114,9 +112,7 @@ fn forked_walks_count_the_heap_as_the_jvm_does_on_jdk25() {
 #[test]
 fn no_fork_on_zgc_and_the_run_says_why() {
     let jdk = Jdk::default_jdk();
-    build_agent();
-    let dir = tempfile::tempdir().unwrap();
-    jdk.compile("Forked", dir.path());
+    let dir = jdk.compiled_with_agent("Forked");
     let db = dir.path().join("zgc.db");
     let java = jdk.bin.join("java");
     let cp = dir.path().to_str().unwrap();
@@ -154,9 +150,7 @@ fn children_of(pid: u32) -> Vec<(u32, char)> {
 #[test]
 fn a_forked_walk_that_hangs_is_killed_and_the_jvm_runs_on() {
     let jdk = Jdk::default_jdk();
-    build_agent();
-    let dir = tempfile::tempdir().unwrap();
-    jdk.compile("Forked", dir.path());
+    let dir = jdk.compiled_with_agent("Forked");
     let db = dir.path().join("hang.db");
     let java = jdk.bin.join("java");
     let cp = dir.path().to_str().unwrap();

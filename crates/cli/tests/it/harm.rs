@@ -82,10 +82,8 @@ fn alive(pid: u32) -> bool {
 
 #[test]
 fn sigterm_to_run_ends_the_jvm_too() {
-    build_agent();
     let jdk = Jdk::default_jdk();
-    let dir = tempfile::tempdir().unwrap();
-    jdk.compile("Quiescent", dir.path());
+    let dir = jdk.compiled_with_agent("Quiescent");
     let db = dir.path().join("run.db");
     let java = jdk.bin.join("java");
     let mut run = Command::new(env!("CARGO_BIN_EXE_leakscope"))
@@ -238,10 +236,8 @@ fn roots_and_suspect(dump: &std::path::Path) -> (Vec<(String, String)>, (String,
 fn the_agent_leaves_the_roots_and_suspects_of_a_heap_as_they_were() {
     // The same leaking program twice, one with the agent attached and walking the heap: each
     // dump names the same roots (JNI locals and globals included) and the same suspect.
-    build_agent();
     let jdk = Jdk::default_jdk();
-    let dir = tempfile::tempdir().unwrap();
-    jdk.compile("Live", dir.path());
+    let dir = jdk.compiled_with_agent("Live");
     let plain = jdk.start_with_args(dir.path(), "Live", &["-Xmx200m"], &["map", "40"]);
     let observed = jdk.start_with_args(dir.path(), "Live", &["-Xmx200m"], &["map", "40"]);
     let db = dir.path().join("run.db");

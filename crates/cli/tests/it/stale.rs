@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{build_agent, leakscope, on_jdk17_and_jdk25, Jdk};
+use crate::support::{leakscope, on_jdk17_and_jdk25, Jdk};
 
 /// `Stale.main(Stale.java:N)` for the line marked `// MARK`.
 fn site(mark: &str) -> String {
@@ -43,9 +43,7 @@ fn path_text(p: &Value) -> Vec<&str> {
 }
 
 fn a_session_left_in_the_registry_is_the_stalest_and_an_active_one_is_recent(jdk: &Jdk) {
-    build_agent();
-    let dir = tempfile::tempdir().unwrap();
-    jdk.compile("Stale", dir.path());
+    let dir = jdk.compiled_with_agent("Stale");
     let db = record(jdk, dir.path(), "rule:Session", "20");
     let report = stale(&db, &[]);
     let paths = report["paths"].as_array().unwrap();
@@ -114,10 +112,8 @@ on_jdk17_and_jdk25!(a_session_left_in_the_registry_is_the_stalest_and_an_active_
 
 #[test]
 fn attached_late_the_watched_class_is_retransformed() {
-    build_agent();
     let jdk = Jdk::default_jdk();
-    let dir = tempfile::tempdir().unwrap();
-    jdk.compile("Stale", dir.path());
+    let dir = jdk.compiled_with_agent("Stale");
     let mut jvm = jdk.start_with_args(dir.path(), "Stale", &["-Xmx128m"], &["12"]);
     let pid = jvm.pid().to_string();
     let db = dir.path().join("attached.db");

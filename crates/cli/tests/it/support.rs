@@ -295,6 +295,15 @@ impl Jdk {
         assert!(status.success(), "javac failed on {}", src.display());
     }
 
+    /// Builds the agent and compiles `tests/java/NAME.java` into a new temporary directory:
+    /// what a test of the agent on that program needs first.
+    pub fn compiled_with_agent(&self, name: &str) -> tempfile::TempDir {
+        build_agent();
+        let dir = tempfile::tempdir().unwrap();
+        self.compile(name, dir.path());
+        dir
+    }
+
     /// Starts `main` from `dir` and waits for it to print READY.
     pub fn start(&self, dir: &Path, main: &str, jvm_args: &[&str]) -> Jvm {
         self.start_with_args(dir, main, jvm_args, &[])
