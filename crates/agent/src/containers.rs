@@ -2,12 +2,15 @@
 //! fields that hold each step of their chains (`Services$PriceService.listeners`, the names
 //! a person searches the code for), and the size of each container's array now.
 //!
-//! A walk knows which object holds which, but JVMTI numbers fields in a way that differs
-//! between JDK releases; so the names are found after the walk instead, by comparing each
-//! holder's reference fields with the object it holds (`IsSameObject`). A heap too big to walk
-//! within `max_pause` can still be read this way: each container's array, read through the
-//! field that holds it, says whether the structure still grows, at the cost of a few JNI
-//! calls, whatever the heap's size.
+//! A walk knows which object holds which; the names are found after the walk, by comparing
+//! each holder's reference fields with the object it holds (`IsSameObject`), which needs no
+//! knowledge of how JVMTI numbers fields. A heap too big to walk within `max_pause` can still
+//! be read this way: each container's array, read through the field that holds it, says
+//! whether the structure still grows, at the cost of a few JNI calls, whatever the heap's size.
+//!
+//! A walk on a forked copy leaves its objects in the copy: its chains are named from the
+//! JVMTI index of each reference instead ([`Containers::name_by_index`]), by the order the
+//! JVMTI specification gives a class's fields (`jvmtiHeapReferenceInfoField`).
 
 use std::time::{Duration, Instant};
 
@@ -44,6 +47,9 @@ pub(crate) struct Containers {
     /// static ones (keyed with [`STATICS_KEY`] set).
     fields: FxHashMap<u64, Vec<FieldInfo>>,
     tracked: Vec<Tracked>,
+    /// Per class id, its fields in JVMTI's numbering: the name of each reference field, `None`
+    /// for the others (primitive fields, and the interfaces' fields that come first).
+    indexed: FxHashMap<u32, Vec<Option<String>>>,
 }
 
 /// The tags of the objects of `chains` (the first object and its holders; a class's statics
@@ -103,6 +109,42 @@ fn element_of(env: Env, jni: Jni, container: Jobject, field: &FieldInfo) -> Opti
     Some((class, u64::from(n) * length.max(0) as u64 / positions.max(1) as u64))
 }
 
+/// The fields of class (or interface) `mirror` in the order JVMTI numbers them in heap
+/// reference callbacks (`jvmtiHeapReferenceInfoField`): first the fields of every interface it
+/// implements (an interface: every superinterface), each interface once, then the fields of
+/// `java.lang.Object` and each class down to `mirror`'s own, each class's in the order of
+/// `GetClassFields`. Static and instance fields alike take indexes; only reference fields get
+/// a name (HotSpot's `ClassFieldMap` numbers them this way on JDK 17 and 25, which the forked
+/// walk tests hold to the programs' fields).
+fn jvmti_field_order(env: Env, jni: Jni, mirror: Jobject) -> Vec<Option<String>> {
+    let mut classes = Vec::new();
+    let mut interfaces: Vec<Jobject> = Vec::new();
+    let mut pending: Vec<Jobject> = Vec::new();
+    let mut c = mirror;
+    while !c.is_null() {
+        classes.push(c);
+        pending.extend(env.implemented_interfaces(c).unwrap_or_default());
+        c = jni.superclass(c);
+    }
+    while let Some(i) = pending.pop() {
+        if interfaces.iter().any(|&k| jni.same(k, i)) {
+            continue;
+        }
+        pending.extend(env.implemented_interfaces(i).unwrap_or_default());
+        interfaces.push(i);
+    }
+    let mut order: Vec<Option<String>> = Vec::new();
+    for i in &interfaces {
+        order.extend(env.class_fields(*i).unwrap_or_default().into_iter().map(|_| None));
+    }
+    for class in classes.iter().rev() {
+        order.extend(
+            env.class_fields(*class).unwrap_or_default().into_iter().map(|f| f.is_reference().then_some(f.name)),
+        );
+    }
+    order
+}
+
 /// Marks a class's static fields in [`Containers::fields`]' keys.
 const STATICS_KEY: u64 = 1 << 32;
 
@@ -136,6 +178,59 @@ impl Containers {
         jni.pop_local_frame();
         for gone in std::mem::replace(&mut self.tracked, tracked) {
             jni.delete_weak(gone.weak);
+        }
+    }
+
+    /// Names the fields along `chains` from a walk on a forked copy, whose `objects` give each
+    /// step's class and JVMTI index (the objects themselves stay in the copy): a field is named
+    /// only when the index falls on a reference field of that class, else left empty.
+    pub(crate) fn name_by_index(&mut self, env: Env, jni: Jni, chains: &mut [HolderChain], objects: &[ChainObjects]) {
+        let mut classes: Vec<u32> = Vec::new();
+        for o in objects {
+            classes.push(o.container.1);
+            classes.extend(o.steps.iter().filter_map(|s| match *s {
+                Step::Object(_, c) | Step::Statics(c) => Some(c),
+                Step::Unnamed => None,
+            }));
+        }
+        classes.sort_unstable();
+        classes.dedup();
+        classes.retain(|c| !self.indexed.contains_key(c));
+        if !classes.is_empty() && jni.push_local_frame(2 * classes.len() as i32 + 64) {
+            let tags: Vec<Jlong> = classes
+                .iter()
+                .flat_map(|&c| [CLASS_BIT | Jlong::from(c), CLASS_BIT | REFERENCE_BIT | Jlong::from(c)])
+                .collect();
+            for (mirror, tag) in env.objects_with_tags(&tags).unwrap_or_default() {
+                let Some(class) = crate::classes::class_id(tag) else { continue };
+                if !self.indexed.contains_key(&class) && jni.push_local_frame(64) {
+                    let order = jvmti_field_order(env, jni, mirror);
+                    jni.pop_local_frame();
+                    self.indexed.insert(class, order);
+                }
+            }
+            jni.pop_local_frame();
+        }
+        let name = |indexed: &FxHashMap<u32, Vec<Option<String>>>, class: u32, index: i32| {
+            let i = usize::try_from(index).ok()?;
+            indexed.get(&class)?.get(i)?.clone()
+        };
+        for (chain, o) in chains.iter_mut().zip(objects) {
+            if let Some(field) = name(&self.indexed, o.container.1, o.array_index) {
+                chain.array_field = field;
+            }
+            chain.fields.resize(chain.path.len(), String::new());
+            for (i, step) in o.steps.iter().enumerate() {
+                let index = o.indexes.get(i).copied().unwrap_or(-1);
+                let field = match *step {
+                    _ if chain.path.get(i).is_some_and(|c| c.ends_with("[]")) => Some("[]".to_string()),
+                    Step::Object(_, c) | Step::Statics(c) => name(&self.indexed, c, index),
+                    Step::Unnamed => None,
+                };
+                if let (Some(field), Some(slot)) = (field, chain.fields.get_mut(i)) {
+                    *slot = field;
+                }
+            }
         }
     }
 

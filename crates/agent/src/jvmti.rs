@@ -250,7 +250,8 @@ struct JvmtiInterface {
     get_source_file_name: Option<unsafe extern "C" fn(Env, Jobject, *mut *mut c_char) -> u32>, // 50
     _s51: [Unused; 2],
     get_class_fields: Option<unsafe extern "C" fn(Env, Jobject, *mut Jint, *mut *mut *mut c_void) -> u32>, // 53
-    _s54: [Unused; 6],
+    get_implemented_interfaces: Option<unsafe extern "C" fn(Env, Jobject, *mut Jint, *mut *mut Jobject) -> u32>, // 54
+    _s55: [Unused; 5],
     get_field_name: Option<
         unsafe extern "C" fn(Env, Jobject, *mut c_void, *mut *mut c_char, *mut *mut c_char, *mut *mut c_char) -> u32,
     >, // 60
@@ -494,6 +495,19 @@ impl Env {
             });
         }
         Ok(out)
+    }
+
+    /// The interfaces a class or interface declares it implements (or extends), as local
+    /// references of the calling thread.
+    pub fn implemented_interfaces(&self, class: Jobject) -> JResult<Vec<Jobject>> {
+        let f = function!(self, get_implemented_interfaces);
+        let mut n = 0;
+        let mut p = ptr::null_mut();
+        // SAFETY: valid out-pointers; the array is copied and freed.
+        check(unsafe { f(*self, class, &mut n, &mut p) })?;
+        let v = if p.is_null() { Vec::new() } else { unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec() };
+        self.deallocate(p.cast());
+        Ok(v)
     }
 
     /// The objects carrying any of `tags`, with their tags, as local references of the calling
@@ -1033,6 +1047,7 @@ mod tests {
         assert_eq!(offset_of!(JvmtiInterface, get_class_signature), slot(48));
         assert_eq!(offset_of!(JvmtiInterface, get_source_file_name), slot(50));
         assert_eq!(offset_of!(JvmtiInterface, get_class_fields), slot(53));
+        assert_eq!(offset_of!(JvmtiInterface, get_implemented_interfaces), slot(54));
         assert_eq!(offset_of!(JvmtiInterface, get_field_name), slot(60));
         assert_eq!(offset_of!(JvmtiInterface, get_field_modifiers), slot(62));
         assert_eq!(offset_of!(JvmtiInterface, get_objects_with_tags), slot(114));

@@ -5,7 +5,7 @@ use crate::names;
 
 /// A container object seen by the agent's walk (it references a big array) and what holds
 /// it, from the container outwards.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ContainerHolder {
     /// The agent's number for the container object, the same in every walk and reading of it
     /// (0 in stores written before containers were numbered).
@@ -30,7 +30,8 @@ pub struct ContainerHolder {
     pub fields: Vec<String>,
     /// When the walk that last saw the chain ran, milliseconds since the Unix epoch (0 when not known).
     pub time_ms: u64,
-    /// The array's bytes as read between walks, without a pause: (time, bytes), oldest first.
+    /// The array's bytes as read between walks without a pause, or at each walk on a forked
+    /// copy: (time, bytes), oldest first.
     pub sizes: Vec<(u64, u64)>,
 }
 

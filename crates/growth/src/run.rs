@@ -83,7 +83,7 @@ pub fn analyze_run(
     head_by_application_class(&mut report.candidates);
     if report.candidates.iter().all(|c| c.slice.structure.is_none()) {
         report.notes.push(
-            "no growing structure found yet: the agent follows the biggest containers its heap walks saw (reading their arrays between walks, without a pause), and none of those that hold a candidate grew; the slices above are by class; for findings by reference path, take three or more dumps with jcmd PID GC.heap_dump and run growth on them"
+            "no growing structure found yet: the agent follows the biggest containers its heap walks saw (reading their arrays between walks without a pause, or at each walk on a forked copy), and none of those that hold a candidate grew; the slices above are by class; for findings by reference path, take three or more dumps with jcmd PID GC.heap_dump and run growth on them"
                 .into(),
         );
     }

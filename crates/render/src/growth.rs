@@ -404,7 +404,7 @@ fn structure_text(o: &mut String, s: &HeldStructure, last_ms: Option<u64>) {
     let verb = if s.seen_holding { "grows in" } else { "grows while, and likely in," };
     let _ = writeln!(
         o,
-        "   {verb} {}: a {}{of} whose {} grew {} → {} (read {}, without a pause)",
+        "   {verb} {}: a {}{of} whose {} grew {} → {} (last read {})",
         s.name,
         s.class,
         if s.array_field.is_empty() { "array".to_string() } else { format!("{} ({})", s.array_field, s.array) },

@@ -63,9 +63,9 @@ pub struct SliceEdge {
     pub field: Option<String>,
 }
 
-/// A growing data structure an agent's run found: a container whose array kept growing,
-/// read between heap walks without a pause, with the path that holds it (from the heap walk
-/// that last saw it).
+/// A growing data structure an agent's run found: a container whose array kept growing, read
+/// between heap walks without a pause (or at each heap walk on a forked copy), with the path
+/// that holds it (from the heap walk that last saw it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HeldStructure {
     /// How a person names it (decision 0019): its nearest holder's field that is no

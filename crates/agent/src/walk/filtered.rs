@@ -62,7 +62,7 @@ impl Visitor for State<'_> {
 /// One reference to an instance of the class: its referee tagged `tag`, its referrer tagged
 /// `referrer` (none for a root).
 fn visit(state: &mut State, r: &Reference, tag: &mut Jlong, referrer: Option<&mut Jlong>) {
-    let Reference { kind, class_tag, referrer_class_tag, size, length, .. } = *r;
+    let Reference { kind, index, class_tag, referrer_class_tag, size, length, .. } = *r;
     let h = &mut *state.holders;
     let mut linked = h.live(*tag);
     // A watched object (tagged at birth by its constructor's hook) is linked when a walk
@@ -90,12 +90,12 @@ fn visit(state: &mut State, r: &Reference, tag: &mut Jlong, referrer: Option<&mu
     };
     let Some(referrer) = referrer else {
         if let (Some(x), Some(held)) = (linked, held) {
-            h.note_end(x, held);
+            h.note_end(x, held, index);
         }
         return;
     };
     match (linked, held) {
-        (Some(x), Some(held @ Held::Statics(_))) => h.note_end(x, held),
+        (Some(x), Some(held @ Held::Statics(_))) => h.note_end(x, held, index),
         (Some(x), Some(Held::Instance(c, _))) => {
             // One level of holders a walk, one holder each: the first referrer, linked (or
             // linked now), holds `x`; a root or a static field found ends its chain.
@@ -118,7 +118,7 @@ fn visit(state: &mut State, r: &Reference, tag: &mut Jlong, referrer: Option<&mu
                     }
                     None => None,
                 };
-                h.note_held(x, Held::Instance(c, holder));
+                h.note_held(x, Held::Instance(c, holder), index);
             }
         }
         _ => {}
@@ -127,7 +127,7 @@ fn visit(state: &mut State, r: &Reference, tag: &mut Jlong, referrer: Option<&mu
         class_id(class_tag).is_some_and(|c| state.object_arrays.get(c as usize).copied().unwrap_or(false));
     if kind == reference::FIELD && length >= 0 && size >= h.big_array(object_array) {
         if let (Some(container), Some(array)) = (class_id(referrer_class_tag), class_id(class_tag)) {
-            h.contain(container, array, size as u64, referrer, tag);
+            h.contain(container, array, size as u64, index, referrer, tag);
         }
     }
 }

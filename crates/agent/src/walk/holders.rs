@@ -9,7 +9,7 @@ use runstore::HolderChain;
 
 use super::common::{EdgeKey, STATICS};
 use crate::classes::link_of;
-use crate::jvmti::Jlong;
+use crate::jvmti::{Jint, Jlong};
 
 /// An array at least this big makes the object that references it a container worth naming.
 pub(super) const BIG_ARRAY: i64 = 64 * 1024;
@@ -108,6 +108,11 @@ pub(super) struct Link {
     pub(super) reached: u64,
     /// The most telling referrer the last walk reported.
     pub(super) held: Option<Held>,
+    /// JVMTI's index of the reference `held` names: the referrer's field (as JVMTI numbers
+    /// a class's fields) or the array element; -1 for a root or where not known.
+    pub(super) held_index: Jint,
+    /// A container's: JVMTI's index of its field that holds the big array, -1 if not known.
+    pub(super) array_index: Jint,
     /// Dropped: its object's tag is cleared when next reached.
     pub(super) retired: bool,
     /// Its object's tag is cleared or the object is gone (`ObjectFree`): the slot can be reused.
@@ -134,6 +139,8 @@ impl Link {
             seen_in: 0,
             reached,
             held: None,
+            held_index: -1,
+            array_index: -1,
             retired: false,
             slot_free: false,
             tag: 0,
@@ -144,7 +151,7 @@ impl Link {
 
 /// One holder of a chain, outwards, as an object to find again after the walk (for the name
 /// of the field that holds the step before it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Step {
     /// A linked object: its tag and class id.
     Object(Jlong, u32),
@@ -156,12 +163,18 @@ pub enum Step {
 
 /// A container's (or a watched object's) chain as objects: its tag and class, then its holders
 /// outwards, one per entry of [`HolderChain::path`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ChainObjects {
     /// The container.
     pub container: (Jlong, u32),
     /// Its holders outwards.
     pub steps: Vec<Step>,
+    /// Per step, JVMTI's index of the reference by which it holds the object before it (the
+    /// referrer's field as JVMTI numbers its class's fields, or the array element), -1 where
+    /// not known: names the fields where the objects cannot be found again (a forked walk's).
+    pub indexes: Vec<Jint>,
+    /// A container's: JVMTI's index of its field that holds the big array, -1 if not known.
+    pub array_index: Jint,
 }
 
 /// Objects a walk follows outwards, tagged with their link slot and kept across walks:
@@ -207,7 +220,31 @@ pub struct Holders {
     pub(super) big_object_array: u32,
 }
 
+/// What a walk decided of the next walk's links, to carry from a walk on a forked copy (whose
+/// links stay in the copy) to the JVM's own state: which classes' objects are linked when first
+/// reached, how big an object array makes a container, and the serials used.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct LinkPlan {
+    path_classes: Vec<bool>,
+    big_object_array: u32,
+    made: u64,
+}
+
 impl Holders {
+    /// The plan this state's last walk made for the next one.
+    pub fn link_plan(&self) -> LinkPlan {
+        LinkPlan { path_classes: self.path_classes.clone(), big_object_array: self.big_object_array, made: self.made }
+    }
+
+    /// Takes the plan a walk on a forked copy made: the next walk, forked or not, links the
+    /// path classes it planned, and no serial it gave is given again (its containers are
+    /// numbered apart from this state's).
+    pub fn adopt(&mut self, plan: LinkPlan) {
+        self.path_classes = plan.path_classes;
+        self.big_object_array = plan.big_object_array;
+        self.made = self.made.max(plan.made);
+    }
+
     pub(super) fn add(&mut self, link: Link) -> Option<u32> {
         let container = link.kind == Kind::Container;
         let path = link.kind == Kind::Path;
@@ -328,20 +365,23 @@ impl Holders {
     /// Notes a GC root or a static field as what holds link `slot`: where a walk filtered by
     /// class meets one, the chain ends there, whatever instance also refers to the object (a
     /// request thread's task led on into the locks that refer to the thread).
-    pub(super) fn note_end(&mut self, slot: u32, held: Held) {
+    pub(super) fn note_end(&mut self, slot: u32, held: Held, index: Jint) {
         let transient = matches!(held, Held::Root(24 | 25));
         if let Some(l) = self.links.get_mut(slot as usize) {
             if !transient || l.held.is_none() {
                 l.held = Some(held);
+                l.held_index = index;
             }
         }
     }
 
-    /// Notes `held` as what holds link `slot`, when it says more than what the walk noted.
-    pub(super) fn note_held(&mut self, slot: u32, held: Held) {
+    /// Notes `held` as what holds link `slot` (by the reference of JVMTI index `index`), when
+    /// it says more than what the walk noted.
+    pub(super) fn note_held(&mut self, slot: u32, held: Held, index: Jint) {
         if let Some(l) = self.links.get_mut(slot as usize) {
             if l.held.is_none_or(|h| held.rank() < h.rank()) {
                 l.held = Some(held);
+                l.held_index = index;
             }
         }
     }
@@ -356,6 +396,7 @@ impl Holders {
         container: u32,
         array: u32,
         bytes: u64,
+        index: Jint,
         referrer_tag: &mut Jlong,
         tag: &mut Jlong,
     ) {
@@ -384,6 +425,7 @@ impl Holders {
         }
         l.array_bytes = bytes;
         l.array_class = array;
+        l.array_index = index;
         l.seen_in = walks;
         let array_link = match self.live(*tag) {
             // Linked already, as a path class's object or from an earlier walk.
@@ -397,6 +439,7 @@ impl Holders {
                 link.level = 1;
                 link.is_array = true;
                 link.held = Some(Held::Instance(container, Some(slot)));
+                link.held_index = index;
                 let a = self.add(link);
                 if let Some(a) = a {
                     *tag = self.tag_link(a, *tag);
@@ -543,7 +586,8 @@ impl Holders {
             .iter()
             .filter(|l| !l.retired && l.kind == Kind::Container && l.seen_in == self.walks)
             .map(|l| {
-                let (path, steps): (Vec<String>, Vec<Step>) = self.outwards(l, names).into_iter().unzip();
+                let (path, (steps, indexes)): (Vec<String>, (Vec<Step>, Vec<Jint>)) =
+                    self.outwards(l, names).into_iter().map(|(p, s, i)| (p, (s, i))).unzip();
                 let element = self.element_of(l);
                 let chain = HolderChain {
                     id: l.serial,
@@ -558,20 +602,20 @@ impl Holders {
                     time_ms: 0,
                     sizes: Vec::new(),
                 };
-                (chain, ChainObjects { container: (l.tag, l.class), steps })
+                (chain, ChainObjects { container: (l.tag, l.class), steps, indexes, array_index: l.array_index })
             })
             .collect();
         out.sort_by_key(|c| std::cmp::Reverse(c.0.bytes));
         out
     }
 
-    /// What holds link `l`, outwards, each holder with the object it is: class names, `class
-    /// NAME` for static fields, `root KIND` for GC roots; ends in `…` where the path is not
-    /// known further.
-    fn outwards(&self, l: &Link, names: &[String]) -> Vec<(String, Step)> {
+    /// What holds link `l`, outwards, each holder with the object it is and the JVMTI index of
+    /// its reference: class names, `class NAME` for static fields, `root KIND` for GC roots;
+    /// ends in `…` where the path is not known further.
+    fn outwards(&self, l: &Link, names: &[String]) -> Vec<(String, Step, Jint)> {
         let mut path = Vec::new();
         let mut cur = l;
-        let unknown = || ("…".to_string(), Step::Unnamed);
+        let unknown = || ("…".to_string(), Step::Unnamed, -1);
         loop {
             let Some(held) = cur.held else {
                 path.push(unknown());
@@ -586,7 +630,8 @@ impl Holders {
                 (Held::Instance(..), Some(n)) => Step::Object(n.tag, n.class),
                 _ => Step::Unnamed,
             };
-            path.push((held_name(held, names), step));
+            let index = if matches!(held, Held::Root(_)) { -1 } else { cur.held_index };
+            path.push((held_name(held, names), step, index));
             if let Held::Instance(..) = held {
                 match next {
                     Some(n) if path.len() < MAX_PATH => {
@@ -633,8 +678,10 @@ impl Holders {
             .filter(|l| !l.retired && l.reached >= self.full_start)
             .filter_map(|l| match l.kind {
                 Kind::Watched(slot) => {
-                    let (path, steps) = self.outwards(l, names).into_iter().unzip();
-                    Some((slot, l.class, path, ChainObjects { container: (l.tag, l.class), steps }))
+                    let (path, (steps, indexes)) =
+                        self.outwards(l, names).into_iter().map(|(p, s, i)| (p, (s, i))).unzip();
+                    let objects = ChainObjects { container: (l.tag, l.class), steps, indexes, array_index: -1 };
+                    Some((slot, l.class, path, objects))
                 }
                 _ => None,
             })

@@ -19,7 +19,7 @@ use common::*;
 pub use common::{Aborted, WalkFailed};
 
 use holders::{class_name, held_name, Held, Kind, Link, MAX_LEVEL, SIZE_BUCKETS};
-pub use holders::{ChainObjects, Holders, Step};
+pub use holders::{ChainObjects, Holders, LinkPlan, Step};
 
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -184,6 +184,13 @@ pub struct ForkedWalk {
     pub copy: u64,
     /// Slots of the sampled objects the walk reached, sorted.
     pub seen_samples: Vec<u32>,
+    /// Containers of big arrays and what holds them, as the copy's links found them (fields
+    /// not named yet: see [`ChainObjects::indexes`]), the biggest arrays first.
+    pub holders: Vec<HolderChain>,
+    /// The classes and JVMTI indexes along each chain of `holders` (the tags are the copy's).
+    pub chain_objects: Vec<ChainObjects>,
+    /// What the copy's walk planned for the next walk's links, for the JVM's state to adopt.
+    pub links: LinkPlan,
 }
 
 /// Why a forked walk gave no result, and how long the JVM stopped for it.
@@ -200,6 +207,8 @@ pub struct ForkFailed {
 struct ChildReport {
     summary: HeapSummary,
     seen_samples: Vec<u32>,
+    chains: Vec<(HolderChain, ChainObjects)>,
+    links: LinkPlan,
 }
 
 /// A forked walk under way: the child walking, and the JVM's pause for the fork.
@@ -212,23 +221,25 @@ pub struct ForkStarted {
 
 /// Starts a whole walk of the heap of `env` on a forked copy of the JVM (see [`crate::fork`]):
 /// the JVM stops for the fork only; [`forked_walk`] waits for the child. Classes are named by
-/// `names` (read before the walk); the holders' links are not followed (the child's tags stay
-/// in the child), nor a deadline but the child's timeout. `Err` says why there is no fork.
+/// `names` (read before the walk). The child links objects as a walk in the JVM would, from
+/// its copy of `holders` (the JVM's own is left as it was: the child's tags stay in the
+/// child), and reports the chains it found and the plan it made. No deadline but the child's
+/// timeout. `Err` says why there is no fork.
 pub fn walk_forked(
     env: Env,
     names: Vec<String>,
     referent_index: Option<Jint>,
+    holders: &mut Holders,
     timeout: Duration,
     hang_for_test: bool,
 ) -> Result<ForkStarted, ForkFailed> {
     let object_arrays = object_arrays(&names);
-    let mut holders = Holders::default();
     let mut state = State {
         // The JVM's side ends at the first callback; the child's runs until `timeout` at most.
         clock: Clock::new(timeout),
         object_arrays: &object_arrays,
         array_sizes: [0; SIZE_BUCKETS],
-        holders: &mut holders,
+        holders,
         watched_classes: &[],
         watch: None,
         seen_samples: Vec::new(),
@@ -266,12 +277,16 @@ pub fn forked_walk(
     let done = crate::fork::await_child(started.child, support, limits).map_err(failed)?;
     let report: ChildReport = serde_json::from_slice(&done.bytes)
         .map_err(|e| failed(format!("the child's report could not be read: {e}")))?;
+    let (holders, chain_objects) = report.chains.into_iter().unzip();
     Ok(ForkedWalk {
         summary: report.summary,
         pause,
         walked: done.walked,
         copy: done.copy,
         seen_samples: report.seen_samples,
+        holders,
+        chain_objects,
+        links: report.links,
     })
 }
 
@@ -283,9 +298,14 @@ extern "C" fn report_forked(_signal: std::ffi::c_int) {
         // below the VM thread's, which waits idle); nothing else runs in the child.
         let state = unsafe { &mut *crate::fork::child_state().cast::<State>() };
         let names = state.fork.as_mut().map(|f| std::mem::take(&mut f.names)).unwrap_or_default();
+        let objects: Vec<u64> = state.nodes.iter().map(|n| n.count.max(n.prim_count)).collect();
+        state.holders.finish_walk(&state.edges, &objects, state.watched_classes);
+        state.holders.plan_containers(&state.array_sizes);
         let summary = summarise(state, &names);
         let seen_samples = state.take_seen_samples();
-        serde_json::to_vec(&ChildReport { summary, seen_samples }).unwrap_or_default()
+        let chains = state.holders.chains(&names);
+        let links = state.holders.link_plan();
+        serde_json::to_vec(&ChildReport { summary, seen_samples, chains, links }).unwrap_or_default()
     }))
     .unwrap_or_default();
     crate::fork::send(&bytes)
@@ -316,6 +336,8 @@ impl State<'_> {
                     }
                 }
                 self.clock.deadline = Instant::now() + Duration::from_secs(1 << 24);
+                // The copy's links from here on: the JVM's state stays as it was.
+                self.holders.begin_walk();
                 None
             }
         }
@@ -433,7 +455,7 @@ fn visit(state: &mut State, r: &Reference, tag: Option<&mut Jlong>, referrer_tag
     match referrer_tag {
         Some(rt) => {
             if let Some(x) = linked {
-                note_referrer(state, x, held, rt);
+                note_referrer(state, x, held, r.index, rt);
             }
             if r.kind == reference::ARRAY_ELEMENT {
                 if let Some(array) = state.holders.live(*rt).filter(|&a| state.holders.links[a as usize].is_array) {
@@ -445,7 +467,7 @@ fn visit(state: &mut State, r: &Reference, tag: Option<&mut Jlong>, referrer_tag
         None => {
             if let Some(x) = linked {
                 state.holders.reach(x);
-                note_held(state, x, Held::Root(r.kind));
+                state.holders.note_held(x, Held::Root(r.kind), -1);
             }
         }
     }
@@ -533,7 +555,7 @@ fn watch(state: &mut State<'_>, tag: Jlong, class: u32) -> Option<Jlong> {
 /// `x` (a later one would be a cycle, not a way out), else a new holder link for an untagged
 /// referrer of a container or watched object within [`MAX_LEVEL`] (learned one level per walk
 /// where no path class covered it).
-fn note_referrer(state: &mut State<'_>, x: u32, held: Option<Held>, referrer_tag: &mut Jlong) {
+fn note_referrer(state: &mut State<'_>, x: u32, held: Option<Held>, index: Jint, referrer_tag: &mut Jlong) {
     let h = &mut *state.holders;
     h.reach(x);
     let Some(mut held) = held.filter(|h| !matches!(h, Held::Root(_))) else { return };
@@ -559,7 +581,7 @@ fn note_referrer(state: &mut State<'_>, x: u32, held: Option<Held>, referrer_tag
             }
         }
     }
-    note_held(state, x, held);
+    state.holders.note_held(x, held, index);
 }
 
 /// Makes the referrer of a big array a container (linking it if it is not yet), and links the
@@ -579,7 +601,7 @@ fn container(state: &mut State<'_>, r: &Reference, referrer_tag: &mut Jlong, tag
         return;
     }
     if let (Some(referrer_class), Some(array_class)) = (class_id(r.referrer_class_tag), class_id(r.class_tag)) {
-        state.holders.contain(referrer_class, array_class, r.size as u64, referrer_tag, tag);
+        state.holders.contain(referrer_class, array_class, r.size as u64, r.index, referrer_tag, tag);
     }
 }
 
@@ -588,10 +610,6 @@ fn element(state: &mut State<'_>, r: &Reference, array: u32) {
     if let Some(class) = class_id(r.class_tag) {
         *state.holders.elements.entry((array, class)).or_default() += 1;
     }
-}
-
-fn note_held(state: &mut State<'_>, slot: u32, held: Held) {
-    state.holders.note_held(slot, held);
 }
 
 unsafe extern "C" fn on_primitive_array(

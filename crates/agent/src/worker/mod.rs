@@ -116,6 +116,8 @@ struct Worker<'a> {
     fork_pause: Duration,
     /// When a forked walk was last refused for memory (said once per `walk_every`).
     last_fork_refusal: Option<Instant>,
+    /// The numbers of the containers forked walks found, by chain (see `number_forked`).
+    forked_ids: rustc_hash::FxHashMap<String, u64>,
     /// Watched objects walks reached, by access slot: class id, holders outwards as the last
     /// walk that reached them saw them (a collected object keeps its last path), and the
     /// fields along them.
@@ -279,6 +281,7 @@ impl<'a> Worker<'a> {
             pending_fork: None,
             fork_pause: Duration::ZERO,
             last_fork_refusal: None,
+            forked_ids: rustc_hash::FxHashMap::default(),
             watched_paths: Default::default(),
             tagged_ms: Default::default(),
             watched_written: Default::default(),

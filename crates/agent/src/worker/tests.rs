@@ -42,7 +42,8 @@ fn fields_are_named_on_a_few_objects_a_path_and_differing_ones_are_all_said() {
     let path = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let registry = path(&["java.util.HashMap$Node", "java.util.HashMap$Node[]", "java.util.HashMap", "class Registry"]);
     let cache = path(&["Cache", "…"]);
-    let objects = |tag| ChainObjects { container: (tag, 1), steps: vec![Step::Unnamed] };
+    let objects =
+        |tag| ChainObjects { container: (tag, 1), steps: vec![Step::Unnamed], indexes: vec![-1], array_index: -1 };
     // 20 sessions in the registry, 3 in the cache.
     let watched: Vec<_> = (0..20)
         .map(|i| (i, 1, registry.clone(), objects(i.into())))

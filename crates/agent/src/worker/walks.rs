@@ -205,8 +205,15 @@ impl Worker<'_> {
         let before = a.sampler.next_seq();
         let limits = crate::fork::Limits { timeout: a.opts.fork_timeout, max_copy: headroom / 2 };
         let names = a.classes.names();
-        let started =
-            crate::walk::walk_forked(a.env, names, self.referent_index, limits.timeout, a.opts.test_fork_hang);
+        self.holders.freed(&std::mem::take(&mut *a.freed_links.lock().unwrap_or_else(|p| p.into_inner())));
+        let started = crate::walk::walk_forked(
+            a.env,
+            names,
+            self.referent_index,
+            &mut self.holders,
+            limits.timeout,
+            a.opts.test_fork_hang,
+        );
         let pause = match &started {
             Ok(s) => s.pause,
             Err(f) => f.pause,
@@ -248,10 +255,22 @@ impl Worker<'_> {
         let at = now_ms().saturating_sub(walk.walked.as_millis() as u64);
         self.took_walk(&mut summary, &walk.seen_samples, p.before, (p.gc, "forked walk"), at, walk.pause)?;
         self.plan.forked(summary.total_instances, summary.total_bytes);
-        // The child's links stay in the child: the containers' holders are the walks' that
-        // learned them, each with the time it was seen.
+        // The copy's links stay in the copy: its plan for the next walk is the JVM's now, and
+        // its chains are named from JVMTI's indexes and numbered by their paths.
+        self.holders.adopt(walk.links);
+        let mut holders = walk.holders;
+        self.containers.name_by_index(self.a.env, self.jni, &mut holders, &walk.chain_objects);
+        self.number_forked(&mut holders);
+        self.keep_known(&mut holders);
+        for h in &mut holders {
+            h.time_ms = at;
+        }
+        let sizes: Vec<(u64, u64)> = holders.iter().filter(|h| h.id > 0).map(|h| (h.id, h.bytes)).collect();
+        self.store.write_container_sizes(at, &sizes).map_err(|e| e.to_string())?;
         let pause_ms = walk.pause.as_secs_f64() * 1000.0;
-        self.store.write_walk(&summary, pause_ms, &self.walk_holders).map_err(|e| e.to_string())?;
+        self.store.write_walk(&summary, pause_ms, &holders).map_err(|e| e.to_string())?;
+        self.walk_holders = holders;
+        self.chain_objects = Vec::new();
         let msg = format!(
             "heap walk forked: the JVM stopped {} for the fork; the copy walked {} objects in {}, its own memory at most {}",
             report::human_ms(walk.pause.as_millis() as u64),
@@ -262,6 +281,38 @@ impl Worker<'_> {
         self.store.event(at, &msg).map_err(|e| e.to_string())?;
         self.keep_summary(summary);
         Ok(true)
+    }
+
+    /// Numbers the chains of a forked walk: its containers are linked anew in each copy, so a
+    /// container is the same from walk to walk by its chain, when the chain is known to a
+    /// static field or a root and no other container of the walk has it; the others get a
+    /// number of their own (0: followed by no reading).
+    fn number_forked(&mut self, holders: &mut [runstore::HolderChain]) {
+        let key = |h: &runstore::HolderChain| {
+            let known = h.path.last().is_some_and(|p| p.starts_with("class ") || p.starts_with("root "));
+            known.then(|| {
+                format!(
+                    "{}\u{1f}{}\u{1f}{}\u{1f}{}",
+                    h.container,
+                    h.array_field,
+                    h.path.join("\u{1e}"),
+                    h.fields.join("\u{1e}")
+                )
+            })
+        };
+        let keys: Vec<Option<String>> = holders.iter().map(key).collect();
+        for (h, k) in holders.iter_mut().zip(&keys) {
+            let unique = k.is_some() && keys.iter().filter(|o| *o == k).count() == 1;
+            match k.as_ref().filter(|_| unique) {
+                Some(k) => match self.forked_ids.get(k) {
+                    Some(&id) => h.id = id,
+                    None => {
+                        self.forked_ids.insert(k.clone(), h.id);
+                    }
+                },
+                None => h.id = 0,
+            }
+        }
     }
 
     /// What every walk that reached the heap changes, stop-the-world or forked: the samples

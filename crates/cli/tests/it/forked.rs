@@ -3,7 +3,7 @@
 //!
 //! `tests/java/Forked.java` holds a reachable heap known exactly (N nodes in a list, half of
 //! them in a map, each with its own array) and churns garbage all along. Oracles: the program's
-//! own structure (counts and references), the JVM's class histogram (`jcmd
+//! own structure (counts, references, and the fields that hold them), the JVM's class histogram (`jcmd
 //! GC.class_histogram`, bytes per class), the JVM's safepoint log (`-Xlog:safepoint`: one heap
 //! walk operation per walk the agent recorded, and no pause longer than the agent says), and
 //! `/proc` for what the children hold.
@@ -74,6 +74,37 @@ fn counts_as_the_jvm_does(jdk: &Jdk, gc: &str) {
         assert_eq!(refs("java.lang.Object[]", "Forked$Node"), N, "{gc}: the list's array");
         assert_eq!(refs("java.util.HashMap$Node", "Forked$Node"), N / 2, "{gc}: the map's values");
         assert_eq!(refs("Forked$Node", "byte[]"), N, "{gc}: each node's array");
+    }
+    // What holds the two structures, named from the copy's links and JVMTI's field indexes,
+    // as the program's source does: a static field, and a field declared after inherited and
+    // interface fields.
+    let chain = |container: &str| {
+        run.holders
+            .iter()
+            .find(|h| h.container == container)
+            .unwrap_or_else(|| panic!("{gc}: no chain of a {container} in the last forked walk: {:#?}", run.holders))
+    };
+    let list = chain("java.util.ArrayList");
+    assert_eq!(
+        (list.array_field.as_str(), &list.path, &list.fields),
+        ("elementData", &vec!["class Forked".to_string()], &vec!["NODES".to_string()]),
+        "{gc}: {list:#?}"
+    );
+    let map = chain("java.util.HashMap");
+    assert_eq!(
+        (map.array_field.as_str(), &map.path, &map.fields),
+        (
+            "table",
+            &vec!["Forked$Holder".to_string(), "class Forked".to_string()],
+            &vec!["byId".to_string(), "HOLDER".to_string()]
+        ),
+        "{gc}: {map:#?}"
+    );
+    // Each copy links its containers anew; a container is the same from walk to walk by its
+    // chain, so its array's sizes are read at each walk that named it (the first names none).
+    for h in [list, map] {
+        assert!(h.id > 0 && h.sizes.iter().all(|s| s.1 == h.bytes), "{gc}: {h:#?}");
+        assert!(h.sizes.len() + 1 >= forked.min(3), "{gc}: one reading per forked walk after the first: {h:#?}");
     }
     // The JVM's own log: one heap walk operation per fork (a walk filtered by class, at 1 ms,
     // never fits), and none longer than the longest pause the agent recorded.
@@ -223,4 +254,80 @@ fn a_forked_walk_that_hangs_is_killed_and_the_jvm_runs_on() {
         .filter(|c| c.contains(cp) && c.contains("Forked"))
         .collect();
     assert!(left.is_empty(), "processes left: {left:?}");
+}
+
+/// Runs `Live SCENARIO` with every whole walk forked, and holds what `growth RUN.db` says of
+/// its leak to the program's source: the growing structure is the collection in the static
+/// field `field` (`class Live$SessionStore.sessions`), of class `container`, as the copies'
+/// links and JVMTI's field indexes named it. Where the children walked too few times to read
+/// the structure grow (a loaded machine: they run at nice 10), no structure may be named but
+/// that one, and the events say how many walks there were.
+fn names_the_holder_from_forked_walks(jdk: &Jdk, scenario: &str, gc: &str, container: &str, field: &str) {
+    let dir = jdk.compiled_with_agent("Live");
+    let db = dir.path().join(format!("{scenario}.db"));
+    let java = jdk.bin.join("java");
+    let cp = dir.path().to_str().unwrap();
+    let mut args = vec!["run", "--out", db.to_str().unwrap(), "--interval", "64K"];
+    args.extend(FORKED);
+    args.extend(["--", java.to_str().unwrap(), "-Xmx160m", gc, "-cp", cp, "Live", scenario, "24"]);
+    let out = leakscope(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = runstore::read(&db, 0).unwrap();
+    let forked = run.events.iter().filter(|e| e.starts_with("heap walk forked")).count();
+    let out = leakscope(&["growth", db.to_str().unwrap(), "--json", "--min-span", "5s"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let structures: Vec<&serde_json::Value> = report["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["slice"]["structure"])
+        .filter(|s| !s.is_null())
+        .collect();
+    let planted =
+        |s: &&serde_json::Value| s["class"] == container && s["path"][0].as_str() == Some(&format!("class {field}"));
+    let context = || {
+        format!("{gc} {scenario} on JDK {}: {forked} forked walks; {structures:#?}; {:#?}", jdk.feature(), run.events)
+    };
+    assert!(structures.iter().all(planted), "a structure other than {field}: {}", context());
+    // The first forked walk links the containers; from the second on their chains are named
+    // and their arrays read: three growths take five walks.
+    if forked >= 6 {
+        assert!(!structures.is_empty(), "no growing structure named: {}", context());
+        let first = &report["candidates"][0]["slice"]["structure"];
+        assert!(planted(&first), "the first candidate's structure: {}", context());
+    }
+    eprintln!("{}", context().lines().next().unwrap_or_default());
+}
+
+#[test]
+fn forked_walks_name_the_holder_of_a_leak_on_jdk17() {
+    let jdk = Jdk::default_jdk();
+    names_the_holder_from_forked_walks(&jdk, "map", "-XX:+UseG1GC", "java.util.HashMap", "Live$SessionStore.sessions");
+    names_the_holder_from_forked_walks(
+        &jdk,
+        "listeners",
+        "-XX:+UseParallelGC",
+        "java.util.ArrayList",
+        "Live$EventBus.listeners",
+    );
+}
+
+#[test]
+fn forked_walks_name_the_holder_of_a_leak_on_jdk25() {
+    let Some(jdk) = Jdk::require25() else { return };
+    names_the_holder_from_forked_walks(
+        &jdk,
+        "map",
+        "-XX:+UseParallelGC",
+        "java.util.HashMap",
+        "Live$SessionStore.sessions",
+    );
+    names_the_holder_from_forked_walks(
+        &jdk,
+        "listeners",
+        "-XX:+UseG1GC",
+        "java.util.ArrayList",
+        "Live$EventBus.listeners",
+    );
 }
