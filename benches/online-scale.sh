@@ -14,6 +14,10 @@
 #
 # JDKS is a list of java homes (default: the JDK on PATH and /usr/lib/jvm/temurin-25-jdk-amd64),
 # WAYS of run and attach. Needs Debian's libtomcat10-java, python3 and sqlite3.
+# From the environment: AGENT_OPTS, agent options for both shops (`--fork-walks`);
+# LEAK_AFTER=S, the leaking shop removes its listeners for its first S seconds of load (a leak
+# that begins after a warm-up); WARM=N, both shops load a catalog of N items at start (10 M
+# is about 1.2 GB live), the steady one as many more as the leak reaches; HEAP, -Xmx (4g).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-180}; rate=${2:-1000}
@@ -30,14 +34,16 @@ start() {
   local home=$1 way=$2 scenario=$3 db=$4; shift 4
   rm -f "$db"*
   if [ "$way" = run ]; then
-    "$bin" run --out "$db" -- "$home/bin/java" -Xmx4g "$@" -cp "$cp:$out" Services "$scenario" "$seconds" "$rate" \
+    # shellcheck disable=SC2086
+    "$bin" run --out "$db" ${AGENT_OPTS:-} -- "$home/bin/java" -Xmx${HEAP:-4g} "$@" -cp "$cp:$out" Services "$scenario" "$seconds" "$rate" \
       > "$db.out" 2> "$db.err" &
     sleep 3; pgrep -n -f "Services $scenario $seconds"
   else
-    "$home/bin/java" -Xmx4g -Dservices.wait=true "$@" -cp "$cp:$out" Services "$scenario" "$seconds" "$rate" \
+    "$home/bin/java" -Xmx${HEAP:-4g} -Dservices.wait=true "$@" -cp "$cp:$out" Services "$scenario" "$seconds" "$rate" \
       < <(sleep 4; echo go) > "$db.out" 2> "$db.err" &
     local pid=$!
-    sleep 3; "$bin" attach "$pid" --out "$db" > /dev/null; echo "$pid"
+    # shellcheck disable=SC2086
+    sleep 3; "$bin" attach "$pid" --out "$db" ${AGENT_OPTS:-} > /dev/null; echo "$pid"
   fi
 }
 
@@ -50,7 +56,8 @@ if c is None:
     print("no candidate")
 else:
     s = c["slice"].get("structure") or {}
-    print(c["class"], "| grows in", s.get("name", "-"), "| element", s.get("element", "-"))'
+    held = (s.get("path") or ["-"])[0] if s else ("not known yet" if c["slice"].get("not_known") else "-")
+    print(c["class"], "| grows in", s.get("name", "-"), "| held by", held, "| element", s.get("element", "-"))'
 }
 
 candidates() { "$bin" growth "$1" --json -q 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["candidates"]))'; }
@@ -60,8 +67,9 @@ for home in $jdks; do
   for way in $ways; do
     echo "== $version, $way, $seconds s at $rate requests/s"
     leak=$out/leak.db; steady=$out/steady.db
-    lpid=$(start "$home" "$way" tomcat-shop "$leak" -Dservices.items=40)
-    spid=$(start "$home" "$way" tomcat-shop-steady "$steady" -Dservices.items=40 -Dservices.catalog=$((seconds * rate * 40)))
+    warm=${WARM:-0}
+    lpid=$(start "$home" "$way" tomcat-shop "$leak" -Dservices.items=40 -Dservices.catalog="$warm" -Dservices.leakAfter="${LEAK_AFTER:-0}")
+    spid=$(start "$home" "$way" tomcat-shop-steady "$steady" -Dservices.items=40 -Dservices.catalog=$((warm + (seconds - ${LEAK_AFTER:-0}) * rate * 40)))
     t=0; steady_max=0
     while kill -0 "$lpid" 2>/dev/null || kill -0 "$spid" 2>/dev/null; do
       sleep 10; t=$((t + 10))
@@ -71,6 +79,8 @@ for home in $jdks; do
     echo "  end: $(verdict "$leak")"
     sqlite3 "$leak" "select '  longest pause ' || ifnull((select value from meta where key = 'longest_pause_ms'), 0) || ' ms; walks ' || (select count(*) from snapshots where kind = 'walk') || ', skipped or stopped ' || (select count(*) from events where message like 'heap walk s%')"
     sqlite3 "$leak" "select '  ' || message from events where message like 'heap walk skipped%' order by rowid desc limit 1" | cut -c1-300
+    sqlite3 "$leak" "select '  ' || count(*) || ' forked walks; the last: ' || ifnull(max(message), '-') from events where message like 'heap walk forked%'" | cut -c1-300
+    sqlite3 "$leak" "select '  ' || message from events where message like 'forked heap walk%' order by rowid desc limit 2" | cut -c1-300
     echo "  steady shop: at most $steady_max candidates at any 10 s reading"
   done
 done

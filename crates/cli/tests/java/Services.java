@@ -24,7 +24,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *   catalog of as many items loaded at start as the leak reaches (-Dservices.catalog=N): a big
  *   heap that does not grow.
  *
- * -Dservices.items=N sets the items per cart (default 8).
+ * -Dservices.items=N sets the items per cart (default 8). -Dservices.leakAfter=S makes
+ * tomcat-shop remove its listeners for its first S seconds of load, then stop: a leak that
+ * begins under traffic, after a warm-up (with -Dservices.catalog=N, a heap already big).
  *
  * Prints "READY" once it serves, then "done" after SECONDS of load. With
  * -Dservices.wait=true it waits for a line on stdin between the two (a test attaches first).
@@ -140,7 +142,12 @@ public class Services {
             port = tomcat.getConnector().getLocalPort();
         }
         public int port() { return port; }
-        public void request(long n) throws Exception { get(port, "/shop?n=" + n); }
+        public void request(long n) throws Exception {
+            if (leakFrom == Long.MAX_VALUE) {
+                leakFrom = System.nanoTime() + Long.getLong("services.leakAfter", 0L) * 1_000_000_000L;
+            }
+            get(port, "/shop?n=" + n);
+        }
     }
 
     /** A user's session as our service keeps it: created, registered, never used again. */
@@ -214,6 +221,8 @@ public class Services {
         final PriceService prices = new PriceService();
         final int port;
         final int items = Integer.getInteger("services.items", 8);
+        /** When the leak begins: the listeners are removed before (System.nanoTime()). */
+        volatile long leakFrom = Long.MAX_VALUE;
         Shop(boolean leaks) throws Exception {
             for (int i = 0, n = Integer.getInteger("services.catalog", 0); i < n; i++) {
                 prices.catalog.put("sku-" + i, new Item("sku-" + i, 64 + i % 64, 1));
@@ -233,7 +242,7 @@ public class Services {
                 }
                 @Override public void sessionDestroyed(jakarta.servlet.http.HttpSessionEvent e) {
                     // The leak: the listener is not removed when its session ends.
-                    if (!leaks) prices.remove((PriceListener) e.getSession().getAttribute("pricing"));
+                    if (!leaks || System.nanoTime() < leakFrom) prices.remove((PriceListener) e.getSession().getAttribute("pricing"));
                 }
             }), null);
             org.apache.catalina.startup.Tomcat.addServlet(ctx, "shop", new jakarta.servlet.http.HttpServlet() {
@@ -254,6 +263,11 @@ public class Services {
             port = tomcat.getConnector().getLocalPort();
         }
         public int port() { return port; }
-        public void request(long n) throws Exception { get(port, "/shop?n=" + n); }
+        public void request(long n) throws Exception {
+            if (leakFrom == Long.MAX_VALUE) {
+                leakFrom = System.nanoTime() + Long.getLong("services.leakAfter", 0L) * 1_000_000_000L;
+            }
+            get(port, "/shop?n=" + n);
+        }
     }
 }
