@@ -130,23 +130,52 @@ fn syscall_of(pid: u32, tid: u32) -> Option<(i64, u64)> {
     Some((nr, arg))
 }
 
-/// Bytes the JVM's cgroup may still use (its limit less its usage), else the machine's
-/// available memory.
+/// Bytes the JVM may still use before a memory limit acts: the least over its memory cgroup
+/// and that cgroup's ancestors (cgroup v2's `memory.max` less `memory.current`; v1's
+/// `memory.limit_in_bytes` less `memory.usage_in_bytes`, as on hosts that mount v1's memory
+/// hierarchy beside an empty v2 one), and the machine's available memory.
 pub(crate) fn headroom() -> Option<u64> {
-    let cgroup = fs::read_to_string("/proc/self/cgroup").ok();
-    let dir = cgroup.as_deref().and_then(|c| c.lines().find_map(|l| l.strip_prefix("0::")));
-    if let Some(dir) = dir {
-        let base = format!("/sys/fs/cgroup{}", dir.trim_end());
-        let read = |f: &str| fs::read_to_string(format!("{base}/{f}")).ok();
-        if let (Some(max), Some(current)) = (read("memory.max"), read("memory.current")) {
-            if let (Ok(max), Ok(current)) = (max.trim().parse::<u64>(), current.trim().parse::<u64>()) {
-                return Some(max.saturating_sub(current));
-            }
+    let machine = fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        let kb = m.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?.trim().strip_suffix("kB")?;
+        Some(kb.trim().parse::<u64>().ok()? * 1024)
+    });
+    let cgroups = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let mut least = machine;
+    for line in cgroups.lines() {
+        let mut f = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (f.next(), f.next(), f.next()) else { continue };
+        let (root, files) = if controllers.is_empty() {
+            ("/sys/fs/cgroup", ("memory.max", "memory.current"))
+        } else if controllers.split(',').any(|c| c == "memory") {
+            ("/sys/fs/cgroup/memory", ("memory.limit_in_bytes", "memory.usage_in_bytes"))
+        } else {
+            continue;
+        };
+        if let Some(left) = cgroup_headroom(std::path::Path::new(root), path.trim_end(), files) {
+            least = Some(least.map_or(left, |l| l.min(left)));
         }
     }
-    let meminfo = fs::read_to_string("/proc/meminfo").ok()?;
-    let kb = meminfo.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?.trim().strip_suffix("kB")?;
-    Some(kb.trim().parse::<u64>().ok()? * 1024)
+    least
+}
+
+/// The least a limit leaves, over the cgroup at `path` under `root` and its ancestors, read
+/// from `files` (limit, usage); `None` where none is limited. A limit of 2^60 or more is none
+/// (v1 writes "no limit" as 2^63 rounded down to a page; v2 as `max`).
+fn cgroup_headroom(root: &std::path::Path, path: &str, (max, current): (&str, &str)) -> Option<u64> {
+    let read = |dir: &std::path::Path, f: &str| fs::read_to_string(dir.join(f)).ok()?.trim().parse::<u64>().ok();
+    let mut least: Option<u64> = None;
+    let mut dir = root.join(path.trim_start_matches('/'));
+    loop {
+        if let (Some(max), Some(current)) = (read(&dir, max), read(&dir, current)) {
+            if max < 1 << 60 {
+                let left = max.saturating_sub(current);
+                least = Some(least.map_or(left, |l| l.min(left)));
+            }
+        }
+        if dir.as_path() == root || !dir.pop() || !dir.starts_with(root) {
+            return least;
+        }
+    }
 }
 
 /// A child walking, as the parent sees it.
@@ -511,6 +540,31 @@ mod tests {
         saw(&mut waits, 5, 10);
         assert_eq!(waits.idle(), None);
         assert!(!waits.is_idle(7));
+    }
+
+    #[test]
+    fn the_least_limit_of_a_cgroup_and_its_ancestors_is_what_is_left() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("a/b");
+        fs::create_dir_all(&dir).unwrap();
+        let write = |d: &std::path::Path, max: &str, cur: &str| {
+            fs::write(d.join("memory.limit_in_bytes"), max).unwrap();
+            fs::write(d.join("memory.usage_in_bytes"), cur).unwrap();
+        };
+        let files = ("memory.limit_in_bytes", "memory.usage_in_bytes");
+        // The leaf unlimited (v1's "no limit"), its parent limited: the parent's limit holds.
+        write(&dir, "9223372036854771712\n", "100\n");
+        write(&root.path().join("a"), "1000\n", "400\n");
+        assert_eq!(cgroup_headroom(root.path(), "/a/b", files), Some(600));
+        // A tighter leaf wins; usage past the limit leaves nothing.
+        write(&dir, "650\n", "100\n");
+        assert_eq!(cgroup_headroom(root.path(), "/a/b", files), Some(550));
+        write(&dir, "50\n", "100\n");
+        assert_eq!(cgroup_headroom(root.path(), "/a/b", files), Some(0));
+        // No limit anywhere.
+        write(&dir, "9223372036854771712\n", "100\n");
+        write(&root.path().join("a"), "max\n", "400\n");
+        assert_eq!(cgroup_headroom(root.path(), "/a/b", files), None);
     }
 
     #[test]

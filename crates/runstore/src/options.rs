@@ -54,6 +54,9 @@ pub struct Options {
     pub fork_walks: bool,
     /// A forked walk's child is killed after this long.
     pub fork_timeout: Duration,
+    /// A forked walk's child is killed once its copy (its private memory) passes this many
+    /// bytes; at most half of what the JVM's cgroup (else the machine) has left at the fork.
+    pub fork_max_copy: Option<u64>,
     /// Test only: a forked walk's child stops in its walk, as on a lock held at the fork.
     pub test_fork_hang: bool,
 }
@@ -81,6 +84,7 @@ impl Options {
             walk_floor: false,
             fork_walks: false,
             fork_timeout: Duration::from_secs(120),
+            fork_max_copy: None,
             test_fork_hang: false,
         }
     }
@@ -151,6 +155,7 @@ impl Options {
                         .filter(|d| *d >= Duration::from_secs(1))
                         .ok_or_else(|| bad("a duration of 1s or more"))?
                 }
+                "fork_max_copy" => o.fork_max_copy = Some(parse_bytes(value).map_err(|_| bad("a size (512M, 2G)"))?),
                 "test_fork_hang" => o.test_fork_hang = parse_switch(value).ok_or_else(|| bad("on or off"))?,
                 _ => return Err(OptionError::Unknown { key: key.to_owned() }),
             }
@@ -179,7 +184,7 @@ pub enum OptionError {
         why: String,
     },
     /// No option of that key.
-    #[error("unknown option `{key}` (known: out, interval, depth, period, budget, max_pause, walks, walk_every, watch, metrics, otlp, otlp_every, capture_on_leak, capture_every, capture_max_heap, fork_walks, fork_timeout)")]
+    #[error("unknown option `{key}` (known: out, interval, depth, period, budget, max_pause, walks, walk_every, watch, metrics, otlp, otlp_every, capture_on_leak, capture_every, capture_max_heap, fork_walks, fork_timeout, fork_max_copy)")]
     Unknown {
         /// The key as written.
         key: String,

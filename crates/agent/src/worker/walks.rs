@@ -203,7 +203,8 @@ impl Worker<'_> {
             return Ok(Some(false));
         }
         let before = a.sampler.next_seq();
-        let limits = crate::fork::Limits { timeout: a.opts.fork_timeout, max_copy: headroom / 2 };
+        let max_copy = a.opts.fork_max_copy.map_or(headroom / 2, |m| m.min(headroom / 2));
+        let limits = crate::fork::Limits { timeout: a.opts.fork_timeout, max_copy };
         let names = a.classes.names();
         self.holders.freed(&std::mem::take(&mut *a.freed_links.lock().unwrap_or_else(|p| p.into_inner())));
         let started = crate::walk::walk_forked(

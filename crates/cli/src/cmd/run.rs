@@ -67,12 +67,16 @@ pub struct AgentArgs {
     /// When a whole heap walk would not fit --max-pause, walk a forked copy of the JVM instead:
     /// the JVM stops only for the fork, and the copy costs memory while the walk runs (pages
     /// either side writes are copied; refused when the cgroup has less than twice the heap
-    /// left). Linux, not on ZGC. What holds a structure is still learned by the walks that fit.
+    /// left). Linux, not on ZGC. The copy's walk finds the structures and what holds them too.
     #[arg(long)]
     pub fork_walks: bool,
     /// Kill a forked walk's copy after this long [default: 2m].
     #[arg(long, value_name = "DURATION", requires = "fork_walks", value_parser = parse_duration)]
     pub fork_timeout: Option<Duration>,
+    /// Kill a forked walk's copy once its own memory passes this (512M, 2G) [default: half of
+    /// what the JVM's cgroup, else the machine, has left at the fork; never more].
+    #[arg(long, value_name = "SIZE", requires = "fork_walks", value_parser = runstore::options::parse_bytes)]
+    pub fork_max_copy: Option<u64>,
     /// Test only: panic inside a JVM callback (alloc, gc, walk) to show the JVM survives it.
     #[arg(long, hide = true, value_name = "CALLBACK")]
     pub test_panic: Option<String>,
@@ -105,6 +109,7 @@ impl AgentArgs {
             ("capture_max_heap", self.capture_max_heap.map(|b| b.to_string())),
             ("test_panic", self.test_panic.clone()),
             ("fork_timeout", seconds(&self.fork_timeout)),
+            ("fork_max_copy", self.fork_max_copy.map(|b| b.to_string())),
         ];
         for (key, value) in given {
             if let Some(v) = value {

@@ -297,20 +297,16 @@ fn names_the_holder_from_forked_walks(jdk: &Jdk, scenario: &str, gc: &str, conta
         let first = &report["candidates"][0]["slice"]["structure"];
         assert!(planted(&first), "the first candidate's structure: {}", context());
     }
-    eprintln!("{}", context().lines().next().unwrap_or_default());
+    let named: Vec<&str> = structures.iter().filter_map(|s| s["name"].as_str()).collect();
+    eprintln!("{gc} {scenario} on JDK {}: {forked} forked walks; structures {named:?}", jdk.feature());
 }
 
+/// A map in a static field, on G1 (JDK 17); a listener list in a static field, on Parallel
+/// (JDK 25): two shapes, each on its own JDK and collector.
 #[test]
 fn forked_walks_name_the_holder_of_a_leak_on_jdk17() {
     let jdk = Jdk::default_jdk();
     names_the_holder_from_forked_walks(&jdk, "map", "-XX:+UseG1GC", "java.util.HashMap", "Live$SessionStore.sessions");
-    names_the_holder_from_forked_walks(
-        &jdk,
-        "listeners",
-        "-XX:+UseParallelGC",
-        "java.util.ArrayList",
-        "Live$EventBus.listeners",
-    );
 }
 
 #[test]
@@ -318,16 +314,118 @@ fn forked_walks_name_the_holder_of_a_leak_on_jdk25() {
     let Some(jdk) = Jdk::require25() else { return };
     names_the_holder_from_forked_walks(
         &jdk,
-        "map",
-        "-XX:+UseParallelGC",
-        "java.util.HashMap",
-        "Live$SessionStore.sessions",
-    );
-    names_the_holder_from_forked_walks(
-        &jdk,
         "listeners",
-        "-XX:+UseG1GC",
+        "-XX:+UseParallelGC",
         "java.util.ArrayList",
         "Live$EventBus.listeners",
     );
+}
+
+/// A memory cgroup of the test's own, with a limit: v1's memory hierarchy
+/// (`/sys/fs/cgroup/memory`) or v2's (`/sys/fs/cgroup` with the memory controller); removed
+/// on drop, once its processes are gone.
+struct MemoryCgroup {
+    dir: std::path::PathBuf,
+}
+
+impl MemoryCgroup {
+    /// A new cgroup limited to `limit` bytes, or `None` (said; a failure under `CI=true`)
+    /// where this machine lets no test make one.
+    fn new(limit: u64) -> Option<MemoryCgroup> {
+        let name = format!("leakscope-test-{}-{}", std::process::id(), limit);
+        let (root, file) = if std::path::Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists() {
+            ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")
+        } else {
+            ("/sys/fs/cgroup", "memory.max")
+        };
+        let dir = std::path::Path::new(root).join(name);
+        let made = std::fs::create_dir(&dir).is_ok() && std::fs::write(dir.join(file), limit.to_string()).is_ok();
+        if !made {
+            let _ = std::fs::remove_dir(&dir);
+            crate::support::missing(
+                "a memory cgroup the test can make (root, and cgroup v1's memory hierarchy or v2's memory controller)",
+            );
+            return None;
+        }
+        Some(MemoryCgroup { dir })
+    }
+
+    /// The file a process joins it by.
+    fn procs(&self) -> String {
+        self.dir.join("cgroup.procs").display().to_string()
+    }
+
+    /// How many times the kernel's OOM killer acted in it (v1's `memory.oom_control`, v2's
+    /// `memory.events`).
+    fn oom_kills(&self) -> u64 {
+        let read = |f: &str| std::fs::read_to_string(self.dir.join(f)).unwrap_or_default();
+        let text = read("memory.oom_control") + &read("memory.events");
+        text.lines().filter_map(|l| l.strip_prefix("oom_kill ")).filter_map(|n| n.trim().parse::<u64>().ok()).sum()
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Runs `Forked N SECONDS` under `leakscope run` with forked walks (and `extra` options),
+/// the JVM in `cgroup` when given; the run's events.
+fn forked_run(cgroup: Option<&MemoryCgroup>, jvm: &[&str], n: &str, extra: &[&str]) -> (Vec<String>, String) {
+    let jdk = Jdk::default_jdk();
+    let dir = jdk.compiled_with_agent("Forked");
+    let db = dir.path().join("harm.db");
+    let java = jdk.bin.join("java");
+    let cp = dir.path().to_str().unwrap();
+    let mut command = format!("exec {} {} -cp {cp} Forked {n} 12", java.display(), jvm.join(" "));
+    if let Some(c) = cgroup {
+        command = format!("echo $$ > {} && {command}", c.procs());
+    }
+    let mut args = vec!["run", "--out", db.to_str().unwrap()];
+    args.extend(FORKED);
+    args.extend(extra);
+    args.extend(["--", "sh", "-c", &command]);
+    let out = leakscope(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success() && stdout.contains(&format!("done {n}")),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (runstore::read(&db, 0).unwrap().events, stdout)
+}
+
+/// In a cgroup whose limit leaves less than twice the heap in use, a forked walk's copy could
+/// take the JVM past its limit: each one is refused and said, none is made, and the kernel
+/// never acts; the JVM runs to its end. The heap is touched whole at start (`-Xms` =
+/// `-Xmx`, `AlwaysPreTouch`), so the JVM's own use stays near where it starts.
+#[test]
+fn a_fork_the_cgroup_cannot_hold_is_refused_and_said() {
+    // About 90 MB live in a 256 MB heap, about 340 MB used: 420 MB leaves some 80 MB.
+    let Some(cgroup) = MemoryCgroup::new(420 << 20) else { return };
+    let jvm = ["-Xms256m", "-Xmx256m", "-XX:+AlwaysPreTouch", "-XX:+UseParallelGC"];
+    let (events, _) = forked_run(Some(&cgroup), &jvm, "1000000", &[]);
+    let refused: Vec<&String> = events.iter().filter(|e| e.starts_with("forked heap walk refused")).collect();
+    assert!(!refused.is_empty(), "{events:#?}");
+    // What was left is the cgroup's (some 80 MB), not the machine's (gigabytes).
+    assert!(refused[0].contains("less than twice") && refused[0].contains(" MiB of memory left"), "{}", refused[0]);
+    assert!(!events.iter().any(|e| e.starts_with("heap walk forked")), "{events:#?}");
+    assert_eq!(cgroup.oom_kills(), 0, "the kernel's OOM killer acted in the JVM's cgroup");
+}
+
+/// A child whose copy passes `--fork-max-copy` is killed, and said, before it finishes; the
+/// JVM runs on to its end (its `done` line, and the count it prints).
+#[test]
+fn a_copy_past_its_bound_is_killed_and_said() {
+    let (events, _) = forked_run(None, &["-Xmx128m"], "200000", &["--fork-max-copy", "1M"]);
+    let killed: Vec<&String> =
+        events.iter().filter(|e| e.contains("over its bound of 1.0 MiB") && e.contains("killed")).collect();
+    assert!(!killed.is_empty(), "{events:#?}");
+    assert!(!events.iter().any(|e| e.starts_with("heap walk forked")), "{events:#?}");
 }
