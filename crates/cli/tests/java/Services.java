@@ -142,12 +142,7 @@ public class Services {
             port = tomcat.getConnector().getLocalPort();
         }
         public int port() { return port; }
-        public void request(long n) throws Exception {
-            if (leakFrom == Long.MAX_VALUE) {
-                leakFrom = System.nanoTime() + Long.getLong("services.leakAfter", 0L) * 1_000_000_000L;
-            }
-            get(port, "/shop?n=" + n);
-        }
+        public void request(long n) throws Exception { get(port, "/shop?n=" + n); }
     }
 
     /** A user's session as our service keeps it: created, registered, never used again. */
