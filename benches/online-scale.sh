@@ -29,7 +29,8 @@ bin=$PWD/target/release/leakscope
 cp=$(ls /usr/share/java/tomcat10-*.jar /usr/share/java/servlet-api.jar 2>/dev/null | grep -v -- '-[0-9][0-9.]*\.jar$' | tr '\n' ':')
 javac --release 17 -nowarn -cp "$cp" -d "$out" crates/cli/tests/java/Services.java 2>/dev/null
 
-# Starts SCENARIO on JAVA_HOME by WAY with the agent writing DB; prints the JVM's pid.
+# Starts SCENARIO on JAVA_HOME by WAY with the agent writing DB; prints a pid that lives as
+# long as the JVM (the JVM's, or its `leakscope run`).
 start() {
   local home=$1 way=$2 scenario=$3 db=$4; shift 4
   rm -f "$db"*
@@ -37,7 +38,8 @@ start() {
     # shellcheck disable=SC2086
     "$bin" run --out "$db" ${AGENT_OPTS:-} -- "$home/bin/java" -Xmx${HEAP:-4g} "$@" -cp "$cp:$out" Services "$scenario" "$seconds" "$rate" \
       > "$db.out" 2> "$db.err" &
-    sleep 3; pgrep -n -f "Services $scenario $seconds"
+    # `leakscope run` lives as long as its JVM.
+    echo $!
   else
     "$home/bin/java" -Xmx${HEAP:-4g} -Dservices.wait=true "$@" -cp "$cp:$out" Services "$scenario" "$seconds" "$rate" \
       < <(sleep 4; echo go) > "$db.out" 2> "$db.err" &

@@ -43,7 +43,9 @@ pub(super) const MAX_PATH: usize = 16;
 /// server's class graph puts most classes within a few references of some container.
 pub(super) const PATH_OBJECTS: u64 = 24_576;
 pub(super) const PATH_CLASS_OBJECTS: u64 = 8_192;
-/// Path links alive at once, and added per walk, at most: the bound on what linking costs.
+/// Path links alive at once, and added per walk, at most: the bound on what linking costs
+/// the JVM's pause. A walk on a forked copy pauses nothing and keeps no link for the next one,
+/// so it may add as many as may be alive (see [`Holders::begin_forked`]).
 pub(super) const MAX_PATH_LINKS: usize = 32_768;
 pub(super) const PATH_LINKS_PER_WALK: usize = 8_192;
 
@@ -218,6 +220,9 @@ pub struct Holders {
     /// Log2 of the bytes an object array needs to make its referrer a container (the
     /// biggest ones of the last walk; see [`SMALLEST_BIG_OBJECT_ARRAY`]); 0 before a walk.
     pub(super) big_object_array: u32,
+    /// Path links this walk may add: [`PATH_LINKS_PER_WALK`], or [`MAX_PATH_LINKS`] on a
+    /// forked copy.
+    pub(super) path_links_per_walk: usize,
 }
 
 /// What a walk decided of the next walk's links, to carry from a walk on a forked copy (whose
@@ -355,6 +360,16 @@ impl Holders {
         self.path_added = 0;
     }
 
+    /// Before a whole walk on a forked copy: as [`Self::begin_walk`], and every object of the
+    /// path classes may be linked in this one walk. In the JVM, path links linger from walk to
+    /// walk, so a big heap's are linked over several walks within [`PATH_LINKS_PER_WALK`]
+    /// each; a copy's links die with it, and at that bound a Tomcat of 35 M objects never
+    /// linked its listener list's holder (the bound was spent on objects reached before it).
+    pub(super) fn begin_forked(&mut self) {
+        self.begin_walk();
+        self.path_links_per_walk = MAX_PATH_LINKS;
+    }
+
     /// Before a walk filtered by class: what holds the links it does not report stays as the
     /// last full walk found it.
     pub(super) fn begin_filtered(&mut self) {
@@ -465,7 +480,8 @@ impl Holders {
 
     /// A link for an untagged (or sampled) object of a path class reached for the first time.
     pub(super) fn path_link(&mut self, class: u32) -> Option<u32> {
-        if !self.path_classes.get(class as usize).copied().unwrap_or(false) || self.path_added >= PATH_LINKS_PER_WALK {
+        let per_walk = if self.path_links_per_walk == 0 { PATH_LINKS_PER_WALK } else { self.path_links_per_walk };
+        if !self.path_classes.get(class as usize).copied().unwrap_or(false) || self.path_added >= per_walk {
             return None;
         }
         self.order += 1;

@@ -337,7 +337,7 @@ impl State<'_> {
                 }
                 self.clock.deadline = Instant::now() + Duration::from_secs(1 << 24);
                 // The copy's links from here on: the JVM's state stays as it was.
-                self.holders.begin_walk();
+                self.holders.begin_forked();
                 None
             }
         }

@@ -393,3 +393,21 @@ fn walks_filtered_by_class_find_a_container_and_climb_its_chain_a_level_each() {
     assert_eq!(chain.path, ["Registry", "class Registry"]);
     assert_eq!(objects.steps[1], Step::Statics(REGISTRY));
 }
+
+#[test]
+fn a_forked_walk_links_every_object_of_the_path_classes_at_once() {
+    // A path class with more objects than a walk in the JVM links: those walks link them over
+    // several walks (their links linger); a copy's links die with it, so it links them all.
+    let plan = |holders: &mut Holders| {
+        holders.path_classes = vec![false, true];
+    };
+    let linked = |holders: &mut Holders| (0..20_000).filter(|_| holders.path_link(1).is_some()).count();
+    let mut jvm = Holders::default();
+    plan(&mut jvm);
+    jvm.begin_walk();
+    assert_eq!(linked(&mut jvm), PATH_LINKS_PER_WALK);
+    let mut copy = Holders::default();
+    plan(&mut copy);
+    copy.begin_forked();
+    assert_eq!(linked(&mut copy), 20_000);
+}

@@ -285,21 +285,16 @@ impl Worker<'_> {
     }
 
     /// Numbers the chains of a forked walk: its containers are linked anew in each copy, so a
-    /// container is the same from walk to walk by its chain, when the chain is known to a
-    /// static field or a root and no other container of the walk has it; the others get a
-    /// number of their own (0: followed by no reading).
+    /// container is the same from walk to walk by its class, its array's field and its two
+    /// nearest holders (with their fields), when no other container of the walk has those;
+    /// the others get a number of their own (0: followed by no reading). Not the whole path:
+    /// beyond the nearest holders it runs through whichever thread the walk reached first (a
+    /// Tomcat shop's listener list was held through a different `Thread[]` slot each walk).
     fn number_forked(&mut self, holders: &mut [runstore::HolderChain]) {
         let key = |h: &runstore::HolderChain| {
-            let known = h.path.last().is_some_and(|p| p.starts_with("class ") || p.starts_with("root "));
-            known.then(|| {
-                format!(
-                    "{}\u{1f}{}\u{1f}{}\u{1f}{}",
-                    h.container,
-                    h.array_field,
-                    h.path.join("\u{1e}"),
-                    h.fields.join("\u{1e}")
-                )
-            })
+            let near: Vec<String> = (0..h.path.len().min(2)).map(|i| h.holder_name(i)).collect();
+            let known = near.first().is_some_and(|n| n != "…");
+            known.then(|| format!("{}\u{1f}{}\u{1f}{}", h.container, h.array_field, near.join("\u{1e}")))
         };
         let keys: Vec<Option<String>> = holders.iter().map(key).collect();
         for (h, k) in holders.iter_mut().zip(&keys) {
