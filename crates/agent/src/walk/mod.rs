@@ -7,6 +7,7 @@
 //! to them (exact when each array has one referrer, as in collections). A reference's
 //! referent field is neither followed nor counted, as offline.
 
+mod chains;
 mod filtered;
 mod holders;
 #[cfg(test)]
@@ -18,8 +19,10 @@ mod common;
 use common::*;
 pub use common::{Aborted, WalkFailed};
 
-use holders::{class_name, held_name, Held, Kind, Link, MAX_LEVEL, SIZE_BUCKETS};
-pub use holders::{ChainObjects, Holders, LinkPlan, Step};
+use chains::{class_name, held_name};
+pub use chains::{ChainObjects, Step};
+use holders::{Held, Kind, Link, MAX_LEVEL, SIZE_BUCKETS};
+pub use holders::{Holders, LinkPlan};
 
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};

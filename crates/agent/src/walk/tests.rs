@@ -1,5 +1,6 @@
 //! A walk driven as HotSpot's `FollowReferences` drives it (a visit stack; an object's
 //! class reference, then its fields, each referee pushed until visited) over small graphs.
+use super::chains::*;
 use super::holders::*;
 use super::*;
 use crate::classes::CLASS_BIT;
