@@ -41,11 +41,19 @@ start() {
     # `leakscope run` lives as long as its JVM.
     echo $!
   else
+    # The JVM waits for a line after READY (its catalog loaded): the agent attaches then, so
+    # that the warm-up is not what it sees grow, and the load starts once it is in.
+    local fifo=$db.go
+    rm -f "$fifo"; mkfifo "$fifo"
     "$home/bin/java" -Xmx${HEAP:-4g} -Dservices.wait=true "$@" -cp "$cp:$out" Services "$scenario" "$seconds" "$rate" \
-      < <(sleep 4; echo go) > "$db.out" 2> "$db.err" &
+      < "$fifo" > "$db.out" 2> "$db.err" &
     local pid=$!
+    exec 3> "$fifo"
+    until grep -q READY "$db.out" 2>/dev/null; do kill -0 "$pid" || exit 1; sleep 1; done
     # shellcheck disable=SC2086
-    sleep 3; "$bin" attach "$pid" --out "$db" ${AGENT_OPTS:-} > /dev/null; echo "$pid"
+    "$bin" attach "$pid" --out "$db" ${AGENT_OPTS:-} > /dev/null
+    echo go >&3; exec 3>&-; rm -f "$fifo"
+    echo "$pid"
   fi
 }
 
