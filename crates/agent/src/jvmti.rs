@@ -444,9 +444,20 @@ impl Env {
         let mut p = ptr::null_mut();
         // SAFETY: valid out-pointers; the array is copied and freed.
         check(unsafe { f(*self, &mut n, &mut p) })?;
-        let v = if p.is_null() { Vec::new() } else { unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec() };
-        self.deallocate(p.cast());
+        let v = self.take_array(p, n);
         Ok(v)
+    }
+
+    /// Copies an array of `n` elements the VM allocated for a JVMTI result, and frees it.
+    fn take_array<T: Copy>(&self, p: *mut T, n: Jint) -> Vec<T> {
+        let v = if p.is_null() {
+            Vec::new()
+        } else {
+            // SAFETY: JVMTI returned `n` elements at `p`, valid until deallocated below.
+            unsafe { std::slice::from_raw_parts(p, n.max(0) as usize) }.to_vec()
+        };
+        self.deallocate(p.cast());
+        v
     }
 
     /// Names of the fields a class declares, in the order of GetClassFields.
@@ -457,8 +468,7 @@ impl Env {
         let mut p = ptr::null_mut();
         // SAFETY: valid out-pointers.
         check(unsafe { f(*self, class, &mut n, &mut p) })?;
-        let ids = if p.is_null() { Vec::new() } else { unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec() };
-        self.deallocate(p.cast());
+        let ids = self.take_array(p, n);
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             let mut s = ptr::null_mut();
@@ -479,8 +489,7 @@ impl Env {
         let mut p = ptr::null_mut();
         // SAFETY: valid out-pointers.
         check(unsafe { f(*self, class, &mut n, &mut p) })?;
-        let ids = if p.is_null() { Vec::new() } else { unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec() };
-        self.deallocate(p.cast());
+        let ids = self.take_array(p, n);
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             let (mut s, mut sig, mut m) = (ptr::null_mut(), ptr::null_mut(), 0);
@@ -505,8 +514,7 @@ impl Env {
         let mut p = ptr::null_mut();
         // SAFETY: valid out-pointers; the array is copied and freed.
         check(unsafe { f(*self, class, &mut n, &mut p) })?;
-        let v = if p.is_null() { Vec::new() } else { unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec() };
-        self.deallocate(p.cast());
+        let v = self.take_array(p, n);
         Ok(v)
     }
 

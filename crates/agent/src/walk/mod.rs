@@ -101,6 +101,14 @@ impl State<'_> {
         seen
     }
 
+    /// After a complete walk, in the JVM or in a forked copy: the links it keeps, and the plan
+    /// for the next walk's (see [`Holders::finish_walk`]).
+    fn finish_links(&mut self) {
+        let objects: Vec<u64> = self.nodes.iter().map(|n| n.count.max(n.prim_count)).collect();
+        self.holders.finish_walk(&self.edges, &objects, self.watched_classes);
+        self.holders.plan_containers(&self.array_sizes);
+    }
+
     fn node(&mut self, id: u32) -> &mut Node {
         let i = id as usize;
         if i >= self.nodes.len() {
@@ -163,9 +171,7 @@ pub fn walk(
         Ok(pause) => pause,
         Err(stopped) => return Ok(Err(stopped)),
     };
-    let objects: Vec<u64> = state.nodes.iter().map(|n| n.count.max(n.prim_count)).collect();
-    state.holders.finish_walk(&state.edges, &objects, state.watched_classes);
-    state.holders.plan_containers(&state.array_sizes);
+    state.finish_links();
     let names = names();
     let summary = summarise(&state, &names);
     let seen_samples = state.take_seen_samples();
@@ -301,9 +307,7 @@ extern "C" fn report_forked(_signal: std::ffi::c_int) {
         // below the VM thread's, which waits idle); nothing else runs in the child.
         let state = unsafe { &mut *crate::fork::child_state().cast::<State>() };
         let names = state.fork.as_mut().map(|f| std::mem::take(&mut f.names)).unwrap_or_default();
-        let objects: Vec<u64> = state.nodes.iter().map(|n| n.count.max(n.prim_count)).collect();
-        state.holders.finish_walk(&state.edges, &objects, state.watched_classes);
-        state.holders.plan_containers(&state.array_sizes);
+        state.finish_links();
         let summary = summarise(state, &names);
         let seen_samples = state.take_seen_samples();
         let chains = state.holders.chains(&names);
