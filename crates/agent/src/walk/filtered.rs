@@ -98,9 +98,12 @@ fn visit(state: &mut State, r: &Reference, tag: &mut Jlong, referrer: Option<&mu
         (Some(x), Some(held @ Held::Statics(_))) => h.note_end(x, held, index),
         (Some(x), Some(Held::Instance(c, _))) => {
             // One level of holders a walk, one holder each: the first referrer, linked (or
-            // linked now), holds `x`; a root or a static field found ends its chain.
+            // linked now), holds `x`; a root or a static field found ends its chain, but a
+            // stack or JNI local does not: a Tomcat shop's listener array, reached first from
+            // the stack of a thread iterating it, kept every watched cart on a path of "root
+            // stack local" that no filtered walk could take further.
             let known = h.links[x as usize].held;
-            let ended = known.is_some_and(|k| matches!(k, Held::Statics(_) | Held::Root(_)));
+            let ended = known.is_some_and(|k| matches!(k, Held::Statics(_) | Held::Root(_)) && !k.transient());
             let followed = matches!(known, Some(Held::Instance(_, Some(_))));
             if !ended && !followed {
                 let level = h.links[x as usize].level;

@@ -59,6 +59,12 @@ pub(super) enum Held {
 }
 
 impl Held {
+    /// A stack or JNI local: the thread using the object now, not what keeps it. It ends a
+    /// path only until a walk finds a referrer.
+    pub(super) fn transient(self) -> bool {
+        matches!(self, Held::Root(24 | 25))
+    }
+
     /// Lower is more telling: a static field says most about who keeps an object; transient
     /// roots (stack and JNI locals of the thread using it) least.
     pub(super) fn rank(self) -> u8 {
@@ -193,6 +199,20 @@ pub struct Holders {
     /// Path links this walk may add: [`PATH_LINKS_PER_WALK`], or [`MAX_PATH_LINKS`] on a
     /// forked copy.
     pub(super) path_links_per_walk: usize,
+    /// What the whole walk under way cleared, to put back if it stops (see [`Self::stopped_walk`]).
+    before: Option<BeforeWalk>,
+}
+
+/// What the last complete walk learned that a whole walk clears at its start: each link's
+/// holder (with its serial, so that a slot taken by a new link is not given an old holder),
+/// which walk last saw it as a container, the containers' elements, and where the last
+/// complete walk started.
+#[derive(Debug)]
+struct BeforeWalk {
+    links: Vec<(u64, Option<Held>, Jint, u64)>,
+    walks: u64,
+    full_start: u64,
+    elements: FxHashMap<(u32, u32), u64>,
 }
 
 /// What a walk decided of the next walk's links, to carry from a walk on a forked copy (whose
@@ -285,9 +305,33 @@ impl Holders {
     /// Takes back the slots of linked objects the collector freed (their tags, as
     /// `ObjectFree` reported them).
     pub fn freed(&mut self, tags: &[Jlong]) {
+        let mut released = false;
         for &tag in tags {
             if let Some(slot) = link_of(tag) {
                 self.release(slot);
+                released = true;
+            }
+        }
+        if released {
+            self.unlink_released();
+        }
+    }
+
+    /// What a released link held is held by its class alone from now on, and a container
+    /// whose array's link was released has none: the slot goes to the next link made, and a
+    /// path through it would run on through another object. A listener list's array, replaced
+    /// at every addition, was freed and its slot taken by a map node of
+    /// `ZoneRulesProvider`'s: every watched cart was then "held" by that class's statics.
+    fn unlink_released(&mut self) {
+        let released = |links: &[Link], n: u32| links.get(n as usize).is_none_or(|l| l.slot_free);
+        for i in 0..self.links.len() {
+            if let Some(Held::Instance(class, Some(n))) = self.links[i].held {
+                if released(&self.links, n) {
+                    self.links[i].held = Some(Held::Instance(class, None));
+                }
+            }
+            if self.links[i].array_link.is_some_and(|a| released(&self.links, a)) {
+                self.links[i].array_link = None;
             }
         }
     }
@@ -312,8 +356,15 @@ impl Holders {
         }
     }
 
+    /// Before a whole walk: it learns every link's holder and every container's elements
+    /// anew, so it clears them, keeping what they were in case it stops.
     pub(super) fn begin_walk(&mut self) {
-        self.elements.clear();
+        self.before = Some(BeforeWalk {
+            links: self.links.iter().map(|l| (l.serial, l.held, l.held_index, l.seen_in)).collect(),
+            walks: self.walks,
+            full_start: self.full_start,
+            elements: std::mem::take(&mut self.elements),
+        });
         self.walks += 1;
         self.order += 1;
         self.walk_start = self.order;
@@ -322,6 +373,35 @@ impl Holders {
             l.held = None;
         }
         self.path_added = 0;
+    }
+
+    /// After a whole walk stopped at its deadline: what it cleared is put back, so that the
+    /// chains, elements and watched objects are the last complete walk's, with whatever the
+    /// stopped walk learned beside them (holders of links that had none, containers it
+    /// reached). On a heap too big to walk whole, every whole walk tried stops: a Tomcat
+    /// shop's listener list, named by the complete walks of its first seconds, was unnamed
+    /// from the first stopped walk on, since the walks filtered by class after it reported
+    /// only the containers the stopped walk had reached, each held by nothing known.
+    pub(super) fn stopped_walk(&mut self) {
+        let Some(before) = self.before.take() else { return };
+        for (l, &(serial, held, index, seen_in)) in self.links.iter_mut().zip(&before.links) {
+            if l.retired || l.serial != serial {
+                continue;
+            }
+            if held.is_some() {
+                l.held = held;
+                l.held_index = index;
+            }
+            if seen_in == before.walks {
+                l.seen_in = self.walks;
+            }
+        }
+        self.full_start = before.full_start;
+        let mut elements = before.elements;
+        for (key, n) in std::mem::take(&mut self.elements) {
+            elements.entry(key).or_insert(n);
+        }
+        self.elements = elements;
     }
 
     /// Before a whole walk on a forked copy: as [`Self::begin_walk`], and every object of the
@@ -345,9 +425,8 @@ impl Holders {
     /// class meets one, the chain ends there, whatever instance also refers to the object (a
     /// request thread's task led on into the locks that refer to the thread).
     pub(super) fn note_end(&mut self, slot: u32, held: Held, index: Jint) {
-        let transient = matches!(held, Held::Root(24 | 25));
         if let Some(l) = self.links.get_mut(slot as usize) {
-            if !transient || l.held.is_none() {
+            if !held.transient() || l.held.is_none() {
                 l.held = Some(held);
                 l.held_index = index;
             }
@@ -465,6 +544,7 @@ impl Holders {
         objects: &[u64],
         watched_classes: &[bool],
     ) {
+        self.before = None;
         let mut keep = vec![false; self.links.len()];
         for i in 0..self.links.len() {
             let l = &self.links[i];

@@ -166,10 +166,21 @@ pub fn walk(
         fork: None,
     };
     let callbacks = whole_walk_callbacks();
-    env.follow_references(&callbacks, (&mut state as *mut State).cast())?;
-    let pause = match state.clock.end(|| state.nodes.iter().map(|n| n.count).sum())? {
-        Ok(pause) => pause,
-        Err(stopped) => return Ok(Err(stopped)),
+    let ended = match env.follow_references(&callbacks, (&mut state as *mut State).cast()) {
+        Ok(()) => state.clock.end(|| state.nodes.iter().map(|n| n.count).sum()),
+        Err(e) => Err(e.into()),
+    };
+    // A walk that did not end knows less than the complete one before it.
+    let pause = match ended {
+        Ok(Ok(pause)) => pause,
+        Ok(Err(stopped)) => {
+            state.holders.stopped_walk();
+            return Ok(Err(stopped));
+        }
+        Err(failed) => {
+            state.holders.stopped_walk();
+            return Err(failed);
+        }
     };
     state.finish_links();
     let names = names();

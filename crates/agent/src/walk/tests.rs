@@ -82,6 +82,12 @@ impl Heap {
 
     /// Walks the heap into `holders` as the agent's walk does, with sessions watched.
     fn walk(&mut self, holders: &mut Holders, watch: &Watch) -> Vec<u32> {
+        self.walk_until(holders, watch, usize::MAX).expect("a walk without a deadline ends")
+    }
+
+    /// [`Heap::walk`], stopped as at a deadline once `objects` objects were visited: `None`
+    /// when it stopped.
+    fn walk_until(&mut self, holders: &mut Holders, watch: &Watch, objects: usize) -> Option<Vec<u32>> {
         let watched_classes: Vec<bool> = names().iter().map(|n| watch.watches(n)).collect();
         holders.begin_walk();
         let object_arrays: Vec<bool> = names().iter().map(|n| n.ends_with("[]")).collect();
@@ -122,9 +128,15 @@ impl Heap {
                 stack.push(o);
             }
         }
+        let mut visited = 0;
         while let Some(o) = stack.pop() {
             if std::mem::replace(&mut marked[o], true) {
                 continue;
+            }
+            visited += 1;
+            if visited > objects {
+                state.holders.stopped_walk();
+                return None;
             }
             let r = Reference {
                 kind: reference::CLASS,
@@ -153,7 +165,7 @@ impl Heap {
         }
         let objects: Vec<u64> = state.nodes.iter().map(|n| n.count.max(n.prim_count)).collect();
         state.holders.finish_walk(&state.edges, &objects, state.watched_classes);
-        state.seen_samples
+        Some(state.seen_samples)
     }
 
     /// Walks the heap as a walk filtered to `class` reports it: only the references to its
@@ -411,4 +423,66 @@ fn a_forked_walk_links_every_object_of_the_path_classes_at_once() {
     plan(&mut copy);
     copy.begin_forked();
     assert_eq!(linked(&mut copy), 20_000);
+}
+
+#[test]
+fn a_walk_stopped_at_its_deadline_forgets_nothing_the_walks_before_it_learned() {
+    // On a heap too big to walk whole every whole walk stops; the walks filtered by class
+    // between them must still find the containers, their holders and elements, and the
+    // watched objects' paths, as the last complete walk left them.
+    let mut heap = Heap::registry(300, 2_000);
+    let (watch, mut holders) = watching_sessions();
+    heap.walk(&mut holders, &watch);
+    heap.walk(&mut holders, &watch);
+    let chains = |h: &Holders| -> Vec<HolderChain> { h.chains(&names()).into_iter().map(|c| c.0).collect() };
+    let watched = |h: &Holders| -> Vec<(u32, Vec<String>)> {
+        h.watched(&names()).into_iter().map(|(slot, _, path, _)| (slot, path)).collect()
+    };
+    let (known, paths) = (chains(&holders), watched(&holders));
+    assert_eq!(known[0].path, ["Registry", "class Registry"]);
+    // Stopped in the unrelated map, reached first: the registry's map is not reached.
+    assert!(heap.walk_until(&mut holders, &watch, 500).is_none());
+    assert_eq!(chains(&holders), known);
+    assert_eq!(watched(&holders), paths);
+    heap.walk_filtered(&mut holders, REGISTRY);
+    assert_eq!(chains(&holders), known);
+    // The next complete walk learns them all again.
+    heap.walk(&mut holders, &watch);
+    assert_eq!(chains(&holders), known);
+    assert_eq!(watched(&holders), paths);
+}
+
+#[test]
+fn a_walk_filtered_by_class_takes_a_path_on_past_a_local_variable() {
+    // A session first reached from a thread's stack, in a walk that stopped before the map:
+    // the walks filtered to its class must still find the map's node that holds it.
+    let mut heap = Heap::registry(30, 10);
+    let sessions: Vec<usize> = (0..heap.class.len()).filter(|&o| heap.class[o] == SESSION).collect();
+    heap.locals.push(sessions[7]);
+    let (watch, mut holders) = watching_sessions();
+    assert!(heap.walk_until(&mut holders, &watch, 0).is_none());
+    let paths = |h: &Holders| -> Vec<Vec<String>> { h.watched(&names()).into_iter().map(|w| w.2).collect() };
+    assert_eq!(paths(&holders), [["root stack local"]]);
+    heap.walk_filtered(&mut holders, SESSION);
+    assert_eq!(paths(&holders), [["Map$Node", "…"]]);
+}
+
+#[test]
+fn a_path_through_a_freed_holder_stops_there_whatever_takes_its_slot() {
+    let mut heap = Heap::registry(30, 10);
+    let (watch, mut holders) = watching_sessions();
+    heap.walk(&mut holders, &watch);
+    heap.walk(&mut holders, &watch);
+    // The registry's table is replaced (a resize) and collected; the next link made takes its
+    // slot, for an object held by a static field.
+    let table = (0..heap.class.len()).rfind(|&o| heap.class[o] == TABLE).unwrap();
+    holders.freed(&[heap.tags[table]]);
+    let taken = holders.add(Link::new(Kind::Holder, false, OTHER, 0)).unwrap();
+    assert_eq!(Some(taken), link_of(heap.tags[table]), "the table's slot");
+    holders.note_end(taken, Held::Statics(OTHER), -1);
+    let watched = holders.watched(&names());
+    assert_eq!(watched.len(), 30);
+    for (_, _, path, _) in watched {
+        assert_eq!(path, ["Map$Node", "Map$Node[]", "…"]);
+    }
 }
