@@ -64,11 +64,8 @@ impl Worker<'_> {
                 self.note_pause(pause)?;
                 let (mut holders, objects): (Vec<_>, Vec<_>) = self.holders.chains(&names).into_iter().unzip();
                 self.containers.after_walk(a.env, self.jni, &mut holders, &objects);
-                self.keep_known(&mut holders);
                 let time = now_ms();
-                for h in &mut holders {
-                    h.time_ms = time;
-                }
+                self.keep_known(&mut holders, time, false);
                 let ms = pause.as_secs_f64() * 1000.0;
                 self.store.write_probe(time, ms, &holders).map_err(|e| e.to_string())?;
                 self.store.event(time, &format!("{what}: {ms:.0} ms")).map_err(|e| e.to_string())?;

@@ -80,3 +80,20 @@ fn a_path_a_later_walk_stops_short_of_is_kept_from_the_earlier_walk() {
     assert_eq!(super::known_further(&v(&["class Shop"]), &whole), None);
     assert_eq!(super::known_further(&v(&["…"]), &v(&["Other", "…"])), None);
 }
+
+#[test]
+fn a_chain_after_a_walk_filtered_by_class_is_as_big_as_its_last_reading() {
+    // The listener list's array was 54 KB at the last whole walk and read at 120 KB since.
+    let read = runstore::HolderChain { bytes: 54_464, sizes: vec![(1_000, 110_000), (2_000, 120_824)], ..list() };
+    let mut after_filtered = read.clone();
+    super::date(&mut after_filtered, 2_500, false);
+    assert_eq!((after_filtered.time_ms, after_filtered.bytes), (2_500, 120_824));
+    // A whole walk measured every array it names.
+    let mut after_whole = read.clone();
+    super::date(&mut after_whole, 2_500, true);
+    assert_eq!((after_whole.time_ms, after_whole.bytes), (2_500, 54_464));
+    // A container never read keeps the walk's size.
+    let mut unread = runstore::HolderChain { sizes: Vec::new(), ..read };
+    super::date(&mut unread, 2_500, false);
+    assert_eq!(unread.bytes, 54_464);
+}

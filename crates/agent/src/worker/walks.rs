@@ -135,10 +135,7 @@ impl Worker<'_> {
         self.plan.walked(walk.pause, summary.total_instances, summary.total_bytes);
         let mut holders = walk.holders;
         self.containers.after_walk(a.env, self.jni, &mut holders, &walk.chain_objects);
-        self.keep_known(&mut holders);
-        for h in &mut holders {
-            h.time_ms = summary.time_ms.unwrap_or(0);
-        }
+        self.keep_known(&mut holders, summary.time_ms.unwrap_or(0), true);
         self.store.write_walk(&summary, walk.pause.as_secs_f64() * 1000.0, &holders).map_err(|e| e.to_string())?;
         let (links, added) = self.holders.counts();
         let links = format!("{links} objects linked after the last walk, which linked {added} on paths");
@@ -262,10 +259,7 @@ impl Worker<'_> {
         let mut holders = walk.holders;
         self.containers.name_by_index(self.a.env, self.jni, &mut holders, &walk.chain_objects);
         self.number_forked(&mut holders);
-        self.keep_known(&mut holders);
-        for h in &mut holders {
-            h.time_ms = at;
-        }
+        self.keep_known(&mut holders, at, true);
         let sizes: Vec<(u64, u64)> = holders.iter().filter(|h| h.id > 0).map(|h| (h.id, h.bytes)).collect();
         self.store.write_container_sizes(at, &sizes).map_err(|e| e.to_string())?;
         let pause_ms = walk.pause.as_secs_f64() * 1000.0;
