@@ -134,21 +134,26 @@ fn candidate(c: &crate::series::ClassSeries, v: &crate::ranking::Verdict, slice:
 
 /// The candidates that head a structure, as `top` and the agent's metrics show them: with
 /// what holds each, only where a walk followed its objects' path to it (the slice's
-/// structure). The class graph's edges and the heap's containers are not a holder: they say
-/// which classes refer to which, and on a JDK 25 shop whose walks never fitted the pause
-/// bound, `top` named fourteen class loaders and `ApplicationContext` for a listener list's
-/// `byte[]`.
+/// structure) and at least one step beyond it. The class graph's edges and the heap's
+/// containers are not a holder: they say which classes refer to which, and on a JDK 25 shop
+/// whose walks never fitted the pause bound, `top` named fourteen class loaders and
+/// `ApplicationContext` for a listener list's `byte[]`; a structure whose holder no walk
+/// learned is named by its class alone, and `top` gave "held by CopyOnWriteArrayList" for the
+/// same shop's listener list, the list's own class.
 pub fn headline_candidates(report: &report::GrowthReport) -> Vec<report::TopCandidate> {
     report
         .candidates
         .iter()
         .filter(|c| c.same_structure_as.is_none())
-        .map(|c| report::TopCandidate {
-            class: c.class.clone(),
-            rank: c.rank,
-            growth_bytes: c.growth_bytes,
-            held_by: c.slice.structure.as_ref().map(|s| s.name.clone()),
-            held_by_walked_ms: c.slice.structure.as_ref().map(|s| s.walked_ms),
+        .map(|c| {
+            let held = c.slice.structure.as_ref().filter(|s| s.path.first().is_some_and(|p| p != "…"));
+            report::TopCandidate {
+                class: c.class.clone(),
+                rank: c.rank,
+                growth_bytes: c.growth_bytes,
+                held_by: held.map(|s| s.name.clone()),
+                held_by_walked_ms: held.map(|s| s.walked_ms),
+            }
         })
         .collect()
 }

@@ -1,5 +1,5 @@
 use crate::analyze::head_by_application_class;
-use crate::{analyze_run, ClassVolume, ContainerHolder, EdgeVolume, HeapSummary, Options};
+use crate::{analyze_run, headline_candidates, ClassVolume, ContainerHolder, EdgeVolume, HeapSummary, Options};
 
 /// A heap at `ms` with `class` at `bytes`, beside a steady 50 MiB.
 fn heap(ms: u64, class: &str, bytes: u64) -> HeapSummary {
@@ -160,6 +160,14 @@ fn a_container_whose_array_grew_between_walks_is_the_structure_and_names_its_hol
     let report = analyze_run(&samples, &before, &[list(7, true)], &o, &[]);
     let s = report.candidates[0].slice.structure.as_ref().expect("the list that grew");
     assert_eq!((s.name.as_str(), s.seen_holding), ("Shop$PriceService.listeners", false));
+    assert_eq!(headline_candidates(&report)[0].held_by.as_deref(), Some("Shop$PriceService.listeners"));
+    // A list found by a walk filtered to its array's class, with nothing known of what holds
+    // it: the structure is the list, and no holder is said.
+    let unheld = ContainerHolder { path: vec!["…".into()], fields: Vec::new(), ..list(7, true) };
+    let report = analyze_run(&samples, &walks, &[unheld], &o, &[]);
+    let s = report.candidates[0].slice.structure.as_ref().expect("the list that grew");
+    assert_eq!(s.name, "java.util.concurrent.CopyOnWriteArrayList");
+    assert_eq!(headline_candidates(&report)[0].held_by, None);
 }
 
 #[test]
