@@ -290,9 +290,13 @@ fn assert_holder_at_every_reading(s: &Service, holder: &str, element: &str) -> b
         let lead = &g["candidates"][0];
         let structure = &lead["slice"]["structure"];
         assert_eq!(
-            structure["name"], holder,
-            "{}: at {t} s growth's first candidate {}: {structure:#}",
-            s.scenario, lead["class"]
+            structure["name"],
+            holder,
+            "{}: at {t} s growth's first candidate {}: {structure:#}; its notes: {:#}; the readings: {:#?}",
+            s.scenario,
+            lead["class"],
+            g["notes"],
+            log(s)
         );
         assert_eq!(structure["element"], element, "{}: at {t} s: {structure:#}", s.scenario);
         let held: Vec<&str> =
