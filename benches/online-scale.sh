@@ -14,7 +14,10 @@
 #
 # JDKS is a list of java homes (default: the JDK on PATH and /usr/lib/jvm/temurin-25-jdk-amd64),
 # WAYS of run and attach. Needs Debian's libtomcat10-java, python3 and sqlite3.
-# From the environment: AGENT_OPTS, agent options for both shops (`--fork-walks`);
+# From the environment: SERVER=jetty runs Debian's Jetty 9 shop instead (jetty-shop: every
+# request's report kept under an attribute of Jetty's Server, whose map's table stays near
+# 1 MB while it holds a gigabyte; needs libjetty9-java); AGENT_OPTS, agent options for both
+# shops (`--fork-walks`);
 # LEAK_AFTER=S, the leaking shop removes its listeners for its first S seconds of load (a leak
 # that begins after a warm-up); WARM=N, both shops load a catalog of N items at start (10 M
 # is about 1.2 GB live), the steady one as many more as the leak reaches; HEAP, -Xmx (4g).
@@ -26,7 +29,15 @@ jdks=${3:-$default_jdks}; ways=${4:-run attach}
 out=$PWD/bench-out/online-scale; mkdir -p "$out"
 cargo build --release -q -p leakscope -p leakscope-agent
 bin=$PWD/target/release/leakscope
-cp=$(ls /usr/share/java/tomcat10-*.jar /usr/share/java/servlet-api.jar 2>/dev/null | grep -v -- '-[0-9][0-9.]*\.jar$' | tr '\n' ':')
+server=${SERVER:-tomcat}
+case $server in
+  # Leaked objects a request: a cart of 40 items, or one report; the steady shop's catalog
+  # holds as many bytes in items (about 20 items a report).
+  tomcat) per_request=40 ;;
+  jetty) per_request=20 ;;
+  *) echo "SERVER is tomcat or jetty, not $server" >&2; exit 2 ;;
+esac
+cp=$(ls /usr/share/java/tomcat10-*.jar /usr/share/java/servlet-api.jar /usr/share/java/jetty9-{server,util,http,io}.jar 2>/dev/null | grep -v -- '-[0-9][0-9.]*\.jar$' | tr '\n' ':')
 javac --release 17 -nowarn -cp "$cp" -d "$out" crates/cli/tests/java/Services.java 2>/dev/null
 
 # Starts SCENARIO on JAVA_HOME by WAY with the agent writing DB; prints a pid that lives as
@@ -75,11 +86,11 @@ candidates() { "$bin" growth "$1" --json -q 2>/dev/null | python3 -c 'import jso
 for home in $jdks; do
   version=$("$home/bin/java" -version 2>&1 | head -n 1)
   for way in $ways; do
-    echo "== $version, $way, $seconds s at $rate requests/s"
+    echo "== $server, $version, $way, $seconds s at $rate requests/s"
     leak=$out/leak.db; steady=$out/steady.db
     warm=${WARM:-0}
-    lpid=$(start "$home" "$way" tomcat-shop "$leak" -Dservices.items=40 -Dservices.catalog="$warm" -Dservices.leakAfter="${LEAK_AFTER:-0}")
-    spid=$(start "$home" "$way" tomcat-shop-steady "$steady" -Dservices.items=40 -Dservices.catalog=$((warm + (seconds - ${LEAK_AFTER:-0}) * rate * 40)))
+    lpid=$(start "$home" "$way" "$server-shop" "$leak" -Dservices.items=40 -Dservices.catalog="$warm" -Dservices.leakAfter="${LEAK_AFTER:-0}")
+    spid=$(start "$home" "$way" "$server-shop-steady" "$steady" -Dservices.items=40 -Dservices.catalog=$((warm + (seconds - ${LEAK_AFTER:-0}) * rate * per_request)))
     t=0; steady_max=0
     while kill -0 "$lpid" 2>/dev/null || kill -0 "$spid" 2>/dev/null; do
       sleep 10; t=$((t + 10))

@@ -24,9 +24,17 @@ import java.util.concurrent.atomic.AtomicLong;
  *   catalog of as many items loaded at start as the leak reaches (-Dservices.catalog=N): a big
  *   heap that does not grow.
  *
+ * - jetty-shop: embedded Jetty 9 (Debian's package) serving reports; each request keeps its
+ *   report (-Dservices.report=BYTES of rows, default 4096) under a server attribute while it
+ *   is made, and never removes it: the ConcurrentHashMap of Jetty's own AttributesMap
+ *   (Server._attributes._map) grows, its table near 1 MB while it holds a gigabyte.
+ * - jetty-shop-steady: the same, removing each attribute once answered, with a catalog of
+ *   -Dservices.catalog=N items: a big heap that does not grow.
+ *
  * -Dservices.items=N sets the items per cart (default 8). -Dservices.leakAfter=S makes
- * tomcat-shop remove its listeners for its first S seconds of load, then stop: a leak that
- * begins under traffic, after a warm-up (with -Dservices.catalog=N, a heap already big).
+ * tomcat-shop and jetty-shop undo their leak for their first S seconds of load, then stop: a
+ * leak that begins under traffic, after a warm-up (with -Dservices.catalog=N, a heap already
+ * big).
  *
  * Prints "READY" once it serves, then "done" after SECONDS of load. With
  * -Dservices.wait=true it waits for a line on stdin between the two (a test attaches first).
@@ -45,6 +53,8 @@ public class Services {
             case "steady" -> new Registry(true);
             case "tomcat-shop" -> new Shop(true);
             case "tomcat-shop-steady" -> new Shop(false);
+            case "jetty-shop" -> new JettyShop(true);
+            case "jetty-shop-steady" -> new JettyShop(false);
             default -> throw new IllegalArgumentException(scenario);
         };
         System.out.println("READY");
@@ -98,6 +108,25 @@ public class Services {
         conn.setReadTimeout(60_000);
         try (InputStream in = conn.getInputStream()) {
             return in.readAllBytes();
+        }
+    }
+
+    /**
+     * When a leak begins: its first request's time plus -Dservices.leakAfter seconds (System.nanoTime()).
+     */
+    static final class LeakStart {
+        volatile long at = Long.MAX_VALUE;
+        /** Called by every request: the first one starts the clock. */
+        void request() {
+            if (at == Long.MAX_VALUE) at = System.nanoTime() + Long.getLong("services.leakAfter", 0L) * 1_000_000_000L;
+        }
+        boolean begun() { return System.nanoTime() >= at; }
+    }
+
+    /** A catalog of -Dservices.catalog=N items: a big heap that does not grow. */
+    static void loadCatalog(Map<String, Item> catalog) {
+        for (int i = 0, n = Integer.getInteger("services.catalog", 0); i < n; i++) {
+            catalog.put("sku-" + i, new Item("sku-" + i, 64 + i % 64, 1));
         }
     }
 
@@ -216,12 +245,10 @@ public class Services {
         final PriceService prices = new PriceService();
         final int port;
         final int items = Integer.getInteger("services.items", 8);
-        /** When the leak begins: the listeners are removed before (System.nanoTime()). */
-        volatile long leakFrom = Long.MAX_VALUE;
+        /** The listeners are removed before it. */
+        final LeakStart leak = new LeakStart();
         Shop(boolean leaks) throws Exception {
-            for (int i = 0, n = Integer.getInteger("services.catalog", 0); i < n; i++) {
-                prices.catalog.put("sku-" + i, new Item("sku-" + i, 64 + i % 64, 1));
-            }
+            loadCatalog(prices.catalog);
             File base = java.nio.file.Files.createTempDirectory("tomcat").toFile();
             tomcat.setBaseDir(base.getPath());
             tomcat.setPort(0);
@@ -237,7 +264,7 @@ public class Services {
                 }
                 @Override public void sessionDestroyed(jakarta.servlet.http.HttpSessionEvent e) {
                     // The leak: the listener is not removed when its session ends.
-                    if (!leaks || System.nanoTime() < leakFrom) prices.remove((PriceListener) e.getSession().getAttribute("pricing"));
+                    if (!leaks || !leak.begun()) prices.remove((PriceListener) e.getSession().getAttribute("pricing"));
                 }
             }), null);
             org.apache.catalina.startup.Tomcat.addServlet(ctx, "shop", new jakarta.servlet.http.HttpServlet() {
@@ -259,10 +286,50 @@ public class Services {
         }
         public int port() { return port; }
         public void request(long n) throws Exception {
-            if (leakFrom == Long.MAX_VALUE) {
-                leakFrom = System.nanoTime() + Long.getLong("services.leakAfter", 0L) * 1_000_000_000L;
-            }
+            leak.request();
             get(port, "/shop?n=" + n);
+        }
+    }
+
+    /** A report a request makes: its rows. */
+    static final class Report {
+        final String id;
+        final byte[] rows;
+        Report(String id, int size) {
+            this.id = id;
+            this.rows = new byte[size];
+        }
+    }
+
+    static final class JettyShop implements Service {
+        final org.eclipse.jetty.server.Server server = new org.eclipse.jetty.server.Server(0);
+        final Map<String, Item> catalog = new HashMap<>();
+        final int port;
+        /** The attributes are removed before it. */
+        final LeakStart leak = new LeakStart();
+        JettyShop(boolean leaks) throws Exception {
+            loadCatalog(catalog);
+            int size = Integer.getInteger("services.report", 4096);
+            server.setHandler(new org.eclipse.jetty.server.handler.AbstractHandler() {
+                @Override public void handle(String target, org.eclipse.jetty.server.Request base,
+                        javax.servlet.http.HttpServletRequest req, javax.servlet.http.HttpServletResponse resp) throws IOException {
+                    long n = Long.parseLong(req.getParameter("n"));
+                    String key = "report-" + n;
+                    server.setAttribute(key, new Report(key, size + (int) (n % 512)));
+                    resp.setContentType("text/html");
+                    resp.getOutputStream().write(render(n));
+                    // The leak: the answered report's attribute is not removed.
+                    if (!leaks || !leak.begun()) server.removeAttribute(key);
+                    base.setHandled(true);
+                }
+            });
+            server.start();
+            port = ((org.eclipse.jetty.server.ServerConnector) server.getConnectors()[0]).getLocalPort();
+        }
+        public int port() { return port; }
+        public void request(long n) throws Exception {
+            leak.request();
+            get(port, "/report?n=" + n);
         }
     }
 }

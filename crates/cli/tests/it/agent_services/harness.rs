@@ -60,7 +60,9 @@ impl Drop for Service {
 
 pub(super) fn compiled(jdk: &Jdk, dir: &Path) -> String {
     build_agent();
-    let cp = debian_classpath(&["tomcat10-", "servlet-api"]).expect("Debian's Tomcat 10 (libtomcat10-java)");
+    let cp =
+        debian_classpath(&["tomcat10-", "servlet-api", "jetty9-server", "jetty9-util", "jetty9-http", "jetty9-io"])
+            .expect("Debian's Tomcat 10 and Jetty 9 (libtomcat10-java, libjetty9-java)");
     let java = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Services.java");
     let ok = jdk.tool("javac").args(["--release", "17", "-nowarn", "-cp", &cp, "-d"]).arg(dir).arg(&java).status();
     assert!(ok.unwrap().success(), "javac Services.java");
