@@ -36,8 +36,7 @@ pub fn analyze_run(
     let from_ms = samples.first().and_then(|s| s.time_ms).unwrap_or(0);
     let mut unseen = Vec::new();
     for c in &mut report.candidates {
-        let Some(last_walk) = walks.last() else { continue };
-        if growing || saw_enough_of(last_walk, c) {
+        if walks.last().is_some_and(|last_walk| growing || saw_enough_of(last_walk, c)) {
             c.slice = slice::slice(&series, &holders, &c.class);
             if !growing {
                 // The last walk's heaviest referrers: what held it then, not references seen
@@ -47,15 +46,19 @@ pub fn analyze_run(
             hold(&mut c.slice, containers_held, from_ms);
             continue;
         }
-        // A container read between walks that grew is still evidence (its own growth); the
-        // chains of the biggest containers of its class, as walks before the growth saw them,
-        // are not (a Tomcat's session map was "held by" a ValuesView of another map).
+        // A container read between walks that grew is still evidence (its own growth), and
+        // so with no whole walk at all (found by walks filtered by class: on a loaded machine
+        // a Tomcat shop's first whole walk stopped at its deadline, and its listener list,
+        // followed to PriceService, was never said); the chains of the biggest containers of
+        // its class, as walks before the growth saw them, are not (a Tomcat's session map
+        // was "held by" a ValuesView of another map).
         let mut read = report::Slice { classes: vec![c.class.clone()], ..Default::default() };
         hold(&mut read, containers_held, from_ms);
         if read.structure.is_some() {
             c.slice = read;
             continue;
         }
+        let Some(last_walk) = walks.last() else { continue };
         let seen = last_walk.classes.iter().find(|v| v.name == c.class).map_or(0, |v| v.bytes);
         let now = c.volumes.last().copied().unwrap_or(0);
         c.slice = report::Slice {
@@ -88,7 +91,7 @@ pub fn analyze_run(
         );
     }
     report.notes.push(match (walks.len(), growing) {
-        (0, _) => "no heap walk yet: candidates are ranked from sampled allocations, without slices (the walks wait for their budget)".into(),
+        (0, _) => "no whole heap walk yet: candidates are ranked from sampled allocations, without slices by class (the walks wait for their budget); a structure is named only where a walk filtered by class found it and its reading grew".into(),
         (n, true) => format!("candidates ranked from {} sampled snapshots; slices from the growing edges of {n} heap walks", samples.len()),
         (n, false) => format!(
             "candidates ranked from {} sampled snapshots; slices show the heaviest referrers in the last of {n} heap walks (edges are growth-tested from 2 walks on)",

@@ -161,6 +161,11 @@ fn a_container_whose_array_grew_between_walks_is_the_structure_and_names_its_hol
     let s = report.candidates[0].slice.structure.as_ref().expect("the list that grew");
     assert_eq!((s.name.as_str(), s.seen_holding), ("Shop$PriceService.listeners", false));
     assert_eq!(headline_candidates(&report)[0].held_by.as_deref(), Some("Shop$PriceService.listeners"));
+    // No whole walk at all (the first stopped at its deadline): the list that walks filtered
+    // by class found and followed is still the structure.
+    let report = analyze_run(&samples, &[], &[list(7, true)], &o, &[]);
+    let s = report.candidates[0].slice.structure.as_ref().expect("the list that grew");
+    assert_eq!(s.name, "Shop$PriceService.listeners");
     // A list found by a walk filtered to its array's class, with nothing known of what holds
     // it: the structure is the list, and no holder is said.
     let unheld = ContainerHolder { path: vec!["…".into()], fields: Vec::new(), ..list(7, true) };
