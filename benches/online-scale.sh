@@ -15,8 +15,9 @@
 # JDKS is a list of java homes (default: the JDK on PATH and /usr/lib/jvm/temurin-25-jdk-amd64),
 # WAYS of run and attach. Needs Debian's libtomcat10-java, python3 and sqlite3.
 # From the environment: SERVER=jetty runs Debian's Jetty 9 shop instead (jetty-shop: every
-# request's report kept under an attribute of Jetty's Server, whose map's table stays near
-# 1 MB while it holds a gigabyte; needs libjetty9-java); AGENT_OPTS, agent options for both
+# request's report kept under an attribute of Jetty's Server, whose AttributeContainerMap
+# keeps it in a map and a list of beans, arrays of a few MB at most for a gigabyte; needs
+# libjetty9-java); AGENT_OPTS, agent options for both
 # shops (`--fork-walks`);
 # LEAK_AFTER=S, the leaking shop removes its listeners for its first S seconds of load (a leak
 # that begins after a warm-up); WARM=N, both shops load a catalog of N items at start (10 M

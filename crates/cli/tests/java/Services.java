@@ -26,8 +26,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * - jetty-shop: embedded Jetty 9 (Debian's package) serving reports; each request keeps its
  *   report (-Dservices.report=BYTES of rows, default 4096) under a server attribute while it
- *   is made, and never removes it: the ConcurrentHashMap of Jetty's own AttributesMap
- *   (Server._attributes._map) grows, its table near 1 MB while it holds a gigabyte.
+ *   is made, and never removes it: Jetty 9.4's Server._attributes (AttributeContainerMap)
+ *   grows, its map and the CopyOnWriteArrayList of beans it keeps each value in too (arrays
+ *   of a few MB at most while they hold a gigabyte).
  * - jetty-shop-steady: the same, removing each attribute once answered, with a catalog of
  *   -Dservices.catalog=N items: a big heap that does not grow.
  *
