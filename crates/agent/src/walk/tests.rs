@@ -241,6 +241,21 @@ fn watching_sessions() -> (Watch, Holders) {
     (Watch::new(vec![vec!["Session".into()]], Instant::now()), Holders::default())
 }
 
+/// A registry of `sessions` beside a map of `other` nodes, walked twice with the sessions
+/// watched: whole paths known.
+fn walked_twice(sessions: usize, other: usize) -> (Heap, Watch, Holders) {
+    let mut heap = Heap::registry(sessions, other);
+    let (watch, mut holders) = watching_sessions();
+    heap.walk(&mut holders, &watch);
+    heap.walk(&mut holders, &watch);
+    (heap, watch, holders)
+}
+
+/// The containers' chains, without their objects.
+fn chains_of(holders: &Holders) -> Vec<HolderChain> {
+    holders.chains(&names()).into_iter().map(|c| c.0).collect()
+}
+
 fn registry_path() -> Vec<String> {
     ["Map$Node", "Map$Node[]", "Map", "Registry", "class Registry"].map(String::from).to_vec()
 }
@@ -254,7 +269,7 @@ fn the_first_walk_learns_one_level_and_the_second_names_whole_paths() {
     assert_eq!(first.len(), 300);
     assert!(first.iter().all(|(_, c, p, _)| *c == SESSION && p == &["Map$Node", "…"]), "{:?}", first[0]);
     // Both maps' tables are among the biggest object arrays, the registry's the biggest.
-    let chains: Vec<HolderChain> = holders.chains(&names()).into_iter().map(|c| c.0).collect();
+    let chains = chains_of(&holders);
     assert_eq!(chains.len(), 2, "{chains:?}");
     assert_eq!((chains[0].container.as_str(), chains[0].path.as_slice()), ("Map", &["…".to_string()][..]));
 
@@ -293,10 +308,7 @@ fn path_classes_are_the_ones_with_few_objects() {
 
 #[test]
 fn dropped_links_are_cleared_and_their_slots_reused() {
-    let mut heap = Heap::registry(50, 1_000);
-    let (watch, mut holders) = watching_sessions();
-    heap.walk(&mut holders, &watch);
-    heap.walk(&mut holders, &watch);
+    let (mut heap, watch, mut holders) = walked_twice(50, 1_000);
     let unrelated: Vec<usize> = (0..heap.class.len()).filter(|&o| heap.class[o] == NODE).take(1_000).collect();
     assert!(unrelated.iter().all(|&o| link_of(heap.tags[o]).is_some()), "linked when first reached");
     let slots = holders.links.len();
@@ -396,7 +408,7 @@ fn walks_filtered_by_class_find_a_container_and_climb_its_chain_a_level_each() {
     let mut heap = Heap::registry(200, 0);
     let mut holders = Holders::default();
     heap.walk_filtered(&mut holders, TABLE);
-    let chains: Vec<HolderChain> = holders.chains(&names()).into_iter().map(|c| c.0).collect();
+    let chains = chains_of(&holders);
     assert_eq!(chains.len(), 1, "{chains:?}");
     assert_eq!((chains[0].container.as_str(), chains[0].path.as_slice()), ("Map", &["…".to_string()][..]));
     heap.walk_filtered(&mut holders, MAP);
@@ -430,25 +442,21 @@ fn a_walk_stopped_at_its_deadline_forgets_nothing_the_walks_before_it_learned() 
     // On a heap too big to walk whole every whole walk stops; the walks filtered by class
     // between them must still find the containers, their holders and elements, and the
     // watched objects' paths, as the last complete walk left them.
-    let mut heap = Heap::registry(300, 2_000);
-    let (watch, mut holders) = watching_sessions();
-    heap.walk(&mut holders, &watch);
-    heap.walk(&mut holders, &watch);
-    let chains = |h: &Holders| -> Vec<HolderChain> { h.chains(&names()).into_iter().map(|c| c.0).collect() };
+    let (mut heap, watch, mut holders) = walked_twice(300, 2_000);
     let watched = |h: &Holders| -> Vec<(u32, Vec<String>)> {
         h.watched(&names()).into_iter().map(|(slot, _, path, _)| (slot, path)).collect()
     };
-    let (known, paths) = (chains(&holders), watched(&holders));
+    let (known, paths) = (chains_of(&holders), watched(&holders));
     assert_eq!(known[0].path, ["Registry", "class Registry"]);
     // Stopped in the unrelated map, reached first: the registry's map is not reached.
     assert!(heap.walk_until(&mut holders, &watch, 500).is_none());
-    assert_eq!(chains(&holders), known);
+    assert_eq!(chains_of(&holders), known);
     assert_eq!(watched(&holders), paths);
     heap.walk_filtered(&mut holders, REGISTRY);
-    assert_eq!(chains(&holders), known);
+    assert_eq!(chains_of(&holders), known);
     // The next complete walk learns them all again.
     heap.walk(&mut holders, &watch);
-    assert_eq!(chains(&holders), known);
+    assert_eq!(chains_of(&holders), known);
     assert_eq!(watched(&holders), paths);
 }
 
@@ -469,10 +477,7 @@ fn a_walk_filtered_by_class_takes_a_path_on_past_a_local_variable() {
 
 #[test]
 fn a_path_through_a_freed_holder_stops_there_whatever_takes_its_slot() {
-    let mut heap = Heap::registry(30, 10);
-    let (watch, mut holders) = watching_sessions();
-    heap.walk(&mut holders, &watch);
-    heap.walk(&mut holders, &watch);
+    let (heap, _, mut holders) = walked_twice(30, 10);
     // The registry's table is replaced (a resize) and collected; the next link made takes its
     // slot, for an object held by a static field.
     let table = (0..heap.class.len()).rfind(|&o| heap.class[o] == TABLE).unwrap();
