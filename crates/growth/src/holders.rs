@@ -47,13 +47,25 @@ impl ContainerHolder {
     }
 }
 
-/// Adds to `slice` what holds each of its containers: the chain of the biggest container
-/// object of that class, as non-growing edges (`growth_bytes` 0).
-fn add_container_holders(slice: &mut report::Slice, holders: &[ContainerHolder]) {
+/// Adds to `slice` what holds each of its containers: the chain of the container object of
+/// that class whose array grew most over the ranked snapshots (from `from_ms` on), as
+/// non-growing edges (`growth_bytes` 0). The slice is by class, so only a container that grew
+/// with it is evidence of holding it: the biggest one of its class is not (on Jetty the
+/// catalog's `HashMap`, never changed, was said to hold the reports kept in another map).
+fn add_container_holders(slice: &mut report::Slice, holders: &[ContainerHolder], from_ms: u64) {
     for container in slice.containers.clone() {
         // The container class itself, or the big array a container object holds.
-        let Some(h) =
-            holders.iter().filter(|h| h.container == container || h.array == container).max_by_key(|h| h.bytes)
+        let grew = |h: &ContainerHolder| {
+            let r = readings(h, from_ms);
+            let (first, last) = (r.first().map_or(0, |r| r.1), r.last().map_or(0, |r| r.1));
+            (last > first && r.iter().all(|&(_, b)| b <= last)).then_some(last - first)
+        };
+        let Some(h) = holders
+            .iter()
+            .filter(|h| h.container == container || h.array == container)
+            .filter_map(|h| Some((h, grew(h)?)))
+            .max_by_key(|(_, g)| *g)
+            .map(|(h, _)| h)
         else {
             continue;
         };
@@ -101,17 +113,24 @@ fn add_chain(slice: &mut report::Slice, h: &ContainerHolder, start: &str) {
 /// [`MIN_STRUCTURE_STEPS`] readings or more, and still at its largest when last read. The
 /// walks' own sizes count as readings.
 fn growth_of(h: &ContainerHolder, from_ms: u64) -> Option<(u64, u64, u64, u64)> {
-    let mut readings: Vec<(u64, u64)> = h.sizes.iter().copied().filter(|&(t, _)| t >= from_ms).collect();
-    if h.time_ms >= from_ms && h.time_ms > 0 {
-        readings.push((h.time_ms, h.bytes));
-        readings.sort_unstable();
-    }
+    let readings = readings(h, from_ms);
     let (&(first_ms, first), &(last_ms, last)) = (readings.first()?, readings.last()?);
     let peak = readings.iter().map(|r| r.1).max().unwrap_or(0);
     let steps = readings.windows(2).filter(|w| w[1].1 > w[0].1).count();
     let grew =
         last >= first + MIN_STRUCTURE_GROWTH && last * 4 >= first * 5 && last == peak && steps >= MIN_STRUCTURE_STEPS;
     grew.then_some((first, last, first_ms, last_ms))
+}
+
+/// The sizes of `h`'s array from `from_ms` on, as (time, bytes), oldest first: those read
+/// between walks and the last walk's own.
+fn readings(h: &ContainerHolder, from_ms: u64) -> Vec<(u64, u64)> {
+    let mut readings: Vec<(u64, u64)> = h.sizes.iter().copied().filter(|&(t, _)| t >= from_ms).collect();
+    if h.time_ms >= from_ms && h.time_ms > 0 {
+        readings.push((h.time_ms, h.bytes));
+        readings.sort_unstable();
+    }
+    readings
 }
 
 /// A container's array must grow by this much to be a growing structure: a list's array
@@ -176,7 +195,7 @@ fn structure_of<'h>(
 /// it holds the candidate, with the chain that holds it; else the chains of its containers.
 pub(crate) fn hold(slice: &mut report::Slice, holders: &[ContainerHolder], from_ms: u64) {
     let Some((h, structure)) = structure_of(slice, holders, from_ms) else {
-        add_container_holders(slice, holders);
+        add_container_holders(slice, holders, from_ms);
         return;
     };
     if structure.seen_holding {

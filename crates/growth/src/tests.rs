@@ -176,6 +176,56 @@ fn a_container_whose_array_grew_between_walks_is_the_structure_and_names_its_hol
 }
 
 #[test]
+fn the_biggest_container_of_a_class_is_no_holder_unless_it_grew_with_the_slice() {
+    // Reports pile up in one map while a catalog map, ten times as big, never changes (a Jetty
+    // shop): the walks see the edges into Report grow, by class; which map holds them, only
+    // the map whose table grew can say.
+    let samples: Vec<HeapSummary> = (0..80u64).map(|i| heap(i * 300, "Report", (1 << 20) + i * (200 << 10))).collect();
+    let edge = |from: &str, to: &str, bytes: u64| EdgeVolume { from: from.into(), to: to.into(), bytes, references: 1 };
+    let walk = |ms: u64| {
+        let bytes = (1 << 20) + ms / 300 * (200 << 10);
+        HeapSummary {
+            edges: vec![
+                edge("java.util.HashMap$Node", "Report", bytes),
+                edge("java.util.HashMap$Node[]", "java.util.HashMap$Node", bytes / 2),
+                edge("java.util.HashMap", "java.util.HashMap$Node[]", bytes / 8),
+            ],
+            ..heap(ms, "Report", bytes)
+        }
+    };
+    let walks = [walk(300), walk(12_000)];
+    let map = |id: u64, owner: &str, sizes: Vec<(u64, u64)>| ContainerHolder {
+        id,
+        container: "java.util.HashMap".into(),
+        array: "java.util.HashMap$Node[]".into(),
+        element: "java.util.HashMap$Node".into(),
+        elements: 1_000,
+        array_field: "table".into(),
+        bytes: sizes.last().map_or(0, |s| s.1),
+        path: vec![owner.into(), "class Shop".into()],
+        fields: vec!["map".into(), "INSTANCE".into()],
+        time_ms: 0,
+        sizes,
+    };
+    let catalog = map(1, "Shop$Catalog", vec![(1_001_000, 4 << 20), (1_020_000, 4 << 20)]);
+    let reports = map(2, "Shop$Reports", vec![(1_001_000, 64 << 10), (1_020_000, 128 << 10)]);
+    let o = Options::default().for_samples(64 << 10);
+    let holders_of = |containers: &[ContainerHolder]| -> Vec<String> {
+        let report = analyze_run(&samples, &walks, containers, &o, &[]);
+        let c = &report.candidates[0];
+        assert_eq!(c.class, "Report");
+        assert!(c.slice.structure.is_none(), "{:?}", c.slice.structure);
+        assert!(c.slice.containers.contains(&"java.util.HashMap".to_string()), "{:?}", c.slice);
+        c.slice.edges.iter().filter(|e| e.growth_bytes == 0).map(|e| e.from.clone()).collect()
+    };
+    assert_eq!(holders_of(std::slice::from_ref(&catalog)), Vec::<String>::new());
+    assert_eq!(holders_of(&[catalog.clone(), reports]), ["Shop$Reports", "class Shop"]);
+    // A map that grew and then shrank below its peak is not still growing with the slice.
+    let emptied = map(3, "Shop$Cache", vec![(1_001_000, 64 << 10), (1_010_000, 256 << 10), (1_020_000, 128 << 10)]);
+    assert_eq!(holders_of(&[catalog, emptied]), Vec::<String>::new());
+}
+
+#[test]
 fn a_walk_that_saw_little_of_a_candidate_names_no_holder_for_it() {
     // Sessions pile up for 24 s; the one walk ran at the start, when they were 1 KiB and a
     // startup class held the most of them (Tomcat on a loaded machine: 192 B then, 2 MiB later).
