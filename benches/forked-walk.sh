@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What a whole heap walk stops the JVM for, on the JVM itself (stop-the-world, max_pause 60 s)
-# and on a forked copy (--fork-walks, max_pause 1 ms: every walk forks), side by side on the
+# and on a forked copy (the default, max_pause 1 ms: every walk forks), side by side on the
 # same heap: benches/../crates/cli/tests/java/Forked.java with NODES nodes (about 5 objects and
 # 92 bytes each) churning garbage, per JDK and collector, alternated, RUNS times each. Pauses
 # are the JVM's own (`-Xlog:safepoint`, "At safepoint" of each HeapWalkOperation); the forked
@@ -34,7 +34,7 @@ for run in $(seq "$runs"); do
       for how in stw forked; do
         db=$out/$how.db; log=$out/$how-safepoint.log
         rm -f "$db"* "$log"
-        if [ "$how" = stw ]; then flags=(--max-pause 60s); else flags=(--fork-walks --max-pause 1ms); fi
+        if [ "$how" = stw ]; then flags=(--max-pause 60s); else flags=(--max-pause 1ms); fi
         "$bin" run --out "$db" --budget 50 --walk-every 5s "${flags[@]}" -- "$home/bin/java" -Xmx3g -XX:+Use${gc}GC \
           "-Xlog:safepoint:file=$log" -cp "$out" Forked "$nodes" "$seconds" > /dev/null 2>&1
         child=""

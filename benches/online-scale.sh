@@ -18,7 +18,7 @@
 # request's report kept under an attribute of Jetty's Server, whose AttributeContainerMap
 # keeps it in a map and a list of beans, arrays of a few MB at most for a gigabyte; needs
 # libjetty9-java); AGENT_OPTS, agent options for both
-# shops (`--fork-walks`);
+# shops (`--no-fork-walks` for the stop-the-world planner alone);
 # LEAK_AFTER=S, the leaking shop removes its listeners for its first S seconds of load (a leak
 # that begins after a warm-up); WARM=N, both shops load a catalog of N items at start (10 M
 # is about 1.2 GB live), the steady one as many more as the leak reaches; HEAP, -Xmx (4g).

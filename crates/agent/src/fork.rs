@@ -10,8 +10,12 @@
 //!   16 MiB or more (`benches/fork-safety.sh`).
 //! - **The child has one thread**, the VM thread, in the middle of the walk; the others are
 //!   gone. It only walks (HotSpot's traversal and our callbacks) and then reports from a
-//!   signal handler; glibc's `fork` leaves `malloc` usable in the child. A lock another
-//!   thread held at the fork can still stop it: [`await_child`] kills it at a hard timeout.
+//!   signal handler; glibc's `fork` leaves `malloc` usable in the child. HotSpot's walk
+//!   takes one lock that other threads hold at any moment, its arena chunk pool's: the VM
+//!   thread takes it before the fork and both sides release it after (`crate::fork_locks`).
+//!   Another lock held at the fork can still stop the child: [`await_child`] kills it once
+//!   its one thread has waited on a lock for [`STUCK`] with no CPU time spent, and at a hard
+//!   timeout.
 //! - **The end of the walk is a signal, not idle time**: the idle VM thread waits on one
 //!   futex address (200 of 200 samples on every JDK and collector measured), the same address
 //!   in the copy. The parent's VM thread is sampled while the child walks; when the child's
@@ -37,6 +41,12 @@ use std::time::{Duration, Instant};
 const SHARED_HEAP_BYTES: u64 = 16 << 20;
 /// How often the parent looks at its child (and samples its own VM thread's waits).
 const POLL: Duration = Duration::from_millis(2);
+
+/// A child whose only thread waits this long on one futex word that is not the JVM's idle
+/// wait, spending no CPU time meanwhile, is stuck: no thread of its own is left to wake it (a
+/// lock another thread of the JVM held at the fork). A walking child never waits: it walks,
+/// in the kernel's copy-on-write faults as much as in HotSpot's code, and its CPU time grows.
+const STUCK: Duration = Duration::from_secs(10);
 
 /// The parent's VM thread must have waited on an address this many times, and at least as
 /// often as on all others together, for it to be the idle one.
@@ -83,8 +93,58 @@ impl IdleWaits {
 
     /// The idle address, if one stands out (for messages).
     fn idle(&self) -> Option<u64> {
-        self.0.iter().max_by_key(|w| w.1).map(|w| w.0).filter(|&a| self.is_idle(a))
+        self.most().filter(|&a| self.is_idle(a))
     }
+
+    /// The address seen most, standing out or not.
+    fn most(&self) -> Option<u64> {
+        self.0.iter().max_by_key(|w| w.1).map(|w| w.0)
+    }
+}
+
+/// Whether a child is stuck (see [`STUCK`]): fed each look at it, the futex word its thread
+/// waits on (none when it is not in a futex wait, or waits on the idle word) and its CPU time.
+#[derive(Debug, Default)]
+struct Stuck {
+    /// The word, the CPU time then, and since when both have stayed as they are.
+    since: Option<(u64, u64, Instant)>,
+}
+
+impl Stuck {
+    /// The word the child has waited on for [`STUCK`] or more with no CPU time spent.
+    fn saw(&mut self, futex: Option<u64>, cpu_ticks: u64, now: Instant) -> Option<u64> {
+        let Some(word) = futex else {
+            self.since = None;
+            return None;
+        };
+        match self.since {
+            Some((w, ticks, since)) if w == word && ticks == cpu_ticks => {
+                (now.duration_since(since) >= STUCK).then_some(word)
+            }
+            _ => {
+                self.since = Some((word, cpu_ticks, now));
+                None
+            }
+        }
+    }
+}
+
+/// Test only (`test_fork_hang`): the child's thread waits as on a lock another thread held
+/// at the fork, on a futex word nobody will change.
+pub(crate) fn wait_forever_for_test() -> ! {
+    static WORD: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    loop {
+        // SAFETY: a futex wait on a static word that stays 0; it returns only on a signal.
+        unsafe { libc::syscall(libc::SYS_futex, WORD.as_ptr(), libc::FUTEX_WAIT, 0, std::ptr::null::<c_void>()) };
+    }
+}
+
+/// The CPU time of process `pid`, user and system, in clock ticks (`/proc/PID/stat`).
+fn cpu_ticks(pid: libc::pid_t) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command's ')': state is field 3, utime 14 and stime 15.
+    let f: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
 /// Why a fork of this JVM would be no snapshot of its heap: a writable shared mapping of
@@ -215,10 +275,26 @@ pub(crate) unsafe fn fork_here(state: *mut c_void, report: extern "C" fn(c_int))
         return Forked::Failed(format!("pipe: {}", std::io::Error::last_os_error()));
     }
     let parent = std::process::id() as libc::pid_t;
+    // HotSpot's locks the child's walk takes, free in the child (see `crate::fork_locks`);
+    // released on both sides below, when `held` drops.
+    let locks = crate::fork_locks::of_this_jvm().as_ref().ok();
+    crate::fork_locks::held_by_another_for_test();
+    let held = match locks.map(|l| l.take()).transpose() {
+        Ok(held) => held,
+        Err(why) => {
+            // SAFETY: both ends are ours.
+            unsafe {
+                libc::close(fds[0]);
+                libc::close(fds[1]);
+            }
+            return Forked::Failed(format!("fork put off: {why}"));
+        }
+    };
     // SAFETY: fork duplicates this thread only; the child below calls only what its single
     // thread can (see the module's comment), and never returns into the JVM's code after its
     // report.
     let pid = unsafe { libc::fork() };
+    drop(held);
     if pid < 0 {
         let e = std::io::Error::last_os_error();
         // SAFETY: both ends are ours.
@@ -236,6 +312,10 @@ pub(crate) unsafe fn fork_here(state: *mut c_void, report: extern "C" fn(c_int))
     }
     // SAFETY: in the child, its own descriptors, signal dispositions and process attributes.
     unsafe { become_child(parent, fds[1], state, report) };
+    // Test only: a lock found held here would stop the walk, as it did before the fence.
+    if crate::fork_locks::holding_for_test() && locks.and_then(|l| l.any_held()).is_some() {
+        wait_forever_for_test();
+    }
     Forked::Child
 }
 
@@ -364,6 +444,7 @@ pub(crate) fn await_child(child: Child, support: Support, limits: Limits) -> Res
     let mut idle_seen = 0;
     let mut polls = 0u64;
     let mut waits = IdleWaits::default();
+    let mut stuck = Stuck::default();
     let outcome = loop {
         if let Some((nr, a)) = syscall_of(me, support.vm_tid) {
             if nr == libc::SYS_futex {
@@ -401,11 +482,25 @@ pub(crate) fn await_child(child: Child, support: Support, limits: Limits) -> Res
             }
         }
         // Twice in a row at the idle address: the VM thread's operation is over.
-        let idle =
-            matches!(syscall_of(pid as u32, pid as u32), Some((nr, a)) if nr == libc::SYS_futex && waits.is_idle(a));
+        let futex = match syscall_of(pid as u32, pid as u32) {
+            Some((nr, a)) if nr == libc::SYS_futex => Some(a),
+            _ => None,
+        };
+        let idle = futex.is_some_and(|a| waits.is_idle(a));
         idle_seen = if idle { idle_seen + 1 } else { 0 };
         if idle_seen >= 2 {
             break Ok(started.elapsed());
+        }
+        let ticks = cpu_ticks(pid).unwrap_or(0);
+        // Not at the JVM's most frequent wait, even one that does not stand out yet: a child
+        // whose walk is over waits there.
+        if let Some(word) = stuck.saw(futex.filter(|&a| Some(a) != waits.most()), ticks, Instant::now()) {
+            kill(pid);
+            break Err(format!(
+                "the child's walk stopped: its VM thread waited {} on {word:#x} ({}) with no CPU time spent, a lock another thread held at the fork; it was killed",
+                report::human_ms(STUCK.as_millis() as u64),
+                waits.idle().map_or_else(|| "the JVM's VM thread has no idle wait that stands out".to_string(), |i| format!("the JVM's when idle is {i:#x}")),
+            ));
         }
         std::thread::sleep(POLL);
     };
@@ -500,6 +595,28 @@ fn reaped_within(pid: libc::pid_t, within: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_is_stuck_only_after_waiting_on_one_word_with_no_cpu_time_for_the_whole_bound() {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let mut stuck = Stuck::default();
+        assert_eq!(stuck.saw(Some(0xa0), 500, at(0)), None);
+        assert_eq!(stuck.saw(Some(0xa0), 500, at(9)), None);
+        assert_eq!(stuck.saw(Some(0xa0), 500, at(10)), Some(0xa0));
+        // CPU time spent (a timed wait that woke, a walk that went on) starts the count again.
+        let mut woke = Stuck::default();
+        woke.saw(Some(0xa0), 500, at(0));
+        assert_eq!(woke.saw(Some(0xa0), 501, at(6)), None);
+        assert_eq!(woke.saw(Some(0xa0), 501, at(12)), None);
+        assert_eq!(woke.saw(Some(0xa0), 501, at(16)), Some(0xa0));
+        // Another word, or no wait at all between two looks, likewise.
+        let mut moved = Stuck::default();
+        moved.saw(Some(0xa0), 500, at(0));
+        assert_eq!(moved.saw(Some(0xb0), 500, at(10)), None);
+        moved.saw(None, 500, at(11));
+        assert_eq!(moved.saw(Some(0xb0), 500, at(20)), None);
+    }
 
     #[test]
     fn a_thread_waiting_on_a_futex_is_seen_at_its_address() {

@@ -25,6 +25,8 @@ pub mod expect;
 mod expectations;
 #[allow(unsafe_code)] // fork, signals and /proc: heap walks on a forked copy
 mod fork;
+#[allow(unsafe_code)] // HotSpot's own mutexes, taken around a fork
+mod fork_locks;
 pub mod instrument;
 mod jars;
 #[allow(unsafe_code)] // the JVMTI and JNI bindings

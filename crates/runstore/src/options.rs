@@ -50,7 +50,8 @@ pub struct Options {
     /// at all, HotSpot's own traversal (the floor of any walk's pause), and record its pause.
     pub walk_floor: bool,
     /// A whole walk that would not fit `max_pause` runs on a forked copy of the JVM instead
-    /// (Linux, not on ZGC): the JVM stops for the fork only.
+    /// (Linux, not on ZGC, with memory left for the copy): the JVM stops for the fork only.
+    /// On by default; `fork_walks:off` plans such walks as stop-the-world ones.
     pub fork_walks: bool,
     /// A forked walk's child is killed after this long.
     pub fork_timeout: Duration,
@@ -59,6 +60,9 @@ pub struct Options {
     pub fork_max_copy: Option<u64>,
     /// Test only: a forked walk's child stops in its walk, as on a lock held at the fork.
     pub test_fork_hang: bool,
+    /// Test only: a thread holds HotSpot's chunk pool lock 150 ms out of every 200, and each
+    /// forked child stops if it finds it held.
+    pub test_hold_fork_lock: bool,
 }
 
 impl Options {
@@ -82,10 +86,11 @@ impl Options {
             capture_max_heap: 1 << 30,
             test_panic: None,
             walk_floor: false,
-            fork_walks: false,
+            fork_walks: true,
             fork_timeout: Duration::from_secs(120),
             fork_max_copy: None,
             test_fork_hang: false,
+            test_hold_fork_lock: false,
         }
     }
 
@@ -157,6 +162,7 @@ impl Options {
                 }
                 "fork_max_copy" => o.fork_max_copy = Some(parse_bytes(value).map_err(|_| bad("a size (512M, 2G)"))?),
                 "test_fork_hang" => o.test_fork_hang = parse_switch(value).ok_or_else(|| bad("on or off"))?,
+                "test_hold_fork_lock" => o.test_hold_fork_lock = parse_switch(value).ok_or_else(|| bad("on or off"))?,
                 _ => return Err(OptionError::Unknown { key: key.to_owned() }),
             }
         }
@@ -270,6 +276,8 @@ mod tests {
         let o = Options::parse("capture_on_leak:on,capture_every:30m,capture_max_heap:2g", 7).unwrap();
         assert!(o.capture_on_leak && o.capture_every == Duration::from_secs(1800) && o.capture_max_heap == 2 << 30);
         assert!(!Options::parse("", 7).unwrap().capture_on_leak, "off by default");
+        assert!(Options::parse("", 7).unwrap().fork_walks, "on by default");
+        assert!(!Options::parse("fork_walks:off", 7).unwrap().fork_walks);
         assert!(
             matches!(Options::parse("capture_every:0s", 7), Err(OptionError::Bad { key, .. }) if key == "capture_every")
         );

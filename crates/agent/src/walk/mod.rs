@@ -349,9 +349,7 @@ impl State<'_> {
             }
             crate::fork::Forked::Child => {
                 if plan.hang_for_test {
-                    loop {
-                        std::thread::sleep(Duration::from_secs(1));
-                    }
+                    crate::fork::wait_forever_for_test();
                 }
                 self.clock.deadline = Instant::now() + Duration::from_secs(1 << 24);
                 // The copy's links from here on: the JVM's state stays as it was.

@@ -166,10 +166,18 @@ impl Worker<'_> {
             None => match crate::fork::support() {
                 Ok(s) => {
                     self.fork = Some(Ok(s));
+                    match crate::fork_locks::of_this_jvm() {
+                        Ok(locks) if a.opts.test_hold_fork_lock => locks.hold_for_test(),
+                        Ok(_) => {}
+                        Err(why) => {
+                            let msg = format!("forked walks unfenced: {why}; HotSpot's chunk pool lock cannot be taken around a fork, so a child that finds it held by another thread is stuck, and is killed 10 s on");
+                            self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
+                        }
+                    }
                     s
                 }
                 Err(why) => {
-                    let msg = format!("no forked walks in this JVM: {why}; walks that do not fit max_pause are planned as without --fork-walks");
+                    let msg = format!("no forked walks in this JVM: {why}; walks that do not fit max_pause are planned as with --no-fork-walks");
                     self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
                     self.fork = Some(Err(why));
                     return Ok(None);

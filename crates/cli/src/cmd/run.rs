@@ -64,25 +64,33 @@ pub struct AgentArgs {
     /// Capture no dump while the live heap is bigger than this (the dump is about as big) [default: 1G].
     #[arg(long, value_name = "SIZE", requires = "capture_on_leak", value_parser = runstore::options::parse_bytes)]
     pub capture_max_heap: Option<u64>,
-    /// When a whole heap walk would not fit --max-pause, walk a forked copy of the JVM instead:
-    /// the JVM stops only for the fork, and the copy costs memory while the walk runs (pages
-    /// either side writes are copied; refused when the cgroup has less than twice the heap
-    /// left). Linux, not on ZGC. The copy's walk finds the structures and what holds them too.
+    /// Never walk a forked copy of the JVM: a whole heap walk that would not fit --max-pause
+    /// is then skipped, or tried now and then and stopped at it, and walks filtered by class
+    /// take its place. By default such a walk runs on a forked copy (Linux, not on ZGC): the
+    /// JVM stops only for the fork, and the copy costs memory while the walk runs (pages either
+    /// side writes are copied; refused when the cgroup has less than twice the heap left).
     #[arg(long)]
+    pub no_fork_walks: bool,
+    /// The default: a whole heap walk that would not fit --max-pause walks a forked copy.
+    #[arg(long, hide = true, conflicts_with = "no_fork_walks")]
     pub fork_walks: bool,
     /// Kill a forked walk's copy after this long [default: 2m].
-    #[arg(long, value_name = "DURATION", requires = "fork_walks", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", conflicts_with = "no_fork_walks", value_parser = parse_duration)]
     pub fork_timeout: Option<Duration>,
     /// Kill a forked walk's copy once its own memory passes this (512M, 2G) [default: half of
     /// what the JVM's cgroup, else the machine, has left at the fork; never more].
-    #[arg(long, value_name = "SIZE", requires = "fork_walks", value_parser = runstore::options::parse_bytes)]
+    #[arg(long, value_name = "SIZE", conflicts_with = "no_fork_walks", value_parser = runstore::options::parse_bytes)]
     pub fork_max_copy: Option<u64>,
     /// Test only: panic inside a JVM callback (alloc, gc, walk) to show the JVM survives it.
     #[arg(long, hide = true, value_name = "CALLBACK")]
     pub test_panic: Option<String>,
     /// Test only: a forked walk's copy stops in its walk, to show it is killed at the timeout.
-    #[arg(long, hide = true, requires = "fork_walks")]
+    #[arg(long, hide = true, conflicts_with = "no_fork_walks")]
     pub test_fork_hang: bool,
+    /// Test only: a thread holds HotSpot's chunk pool lock most of the time, and a forked
+    /// walk's copy that finds it held stops, to show the fork takes it first.
+    #[arg(long, hide = true, conflicts_with = "no_fork_walks")]
+    pub test_hold_fork_lock: bool,
 }
 
 impl AgentArgs {
@@ -125,14 +133,14 @@ impl AgentArgs {
         if self.capture_on_leak {
             items.push("capture_on_leak:on".into());
         }
-        if self.fork_walks {
-            if self.no_walks {
-                bail!("--fork-walks runs heap walks on a forked copy: drop --no-walks");
-            }
-            items.push("fork_walks:on".into());
+        if self.no_fork_walks {
+            items.push("fork_walks:off".into());
         }
         if self.test_fork_hang {
             items.push("test_fork_hang:on".into());
+        }
+        if self.test_hold_fork_lock {
+            items.push("test_hold_fork_lock:on".into());
         }
         if !self.watch.is_empty() {
             if self.no_walks {

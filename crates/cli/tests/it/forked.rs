@@ -1,5 +1,5 @@
-//! Heap walks on a forked copy of the JVM (`--fork-walks`, issue 45): the JVM stops for the
-//! fork only, and the child walks the heap as it was at the fork while the JVM runs on.
+//! Heap walks on a forked copy of the JVM (the default for a whole walk that would not fit
+//! `--max-pause`, issue 45): the JVM stops for the fork only, and the child walks the heap as it was at the fork while the JVM runs on.
 //!
 //! `tests/java/Forked.java` holds a reachable heap known exactly (N nodes in a list, half of
 //! them in a map, each with its own array) and churns garbage all along. Oracles: the program's
@@ -18,8 +18,7 @@ const N: u64 = 20_000;
 /// Seconds it runs after READY.
 const SECONDS: &str = "12";
 /// Agent options: every whole walk too long for a 1 ms pause, so each one forks.
-const FORKED: [&str; 9] =
-    ["--fork-walks", "--max-pause", "1ms", "--budget", "50", "--walk-every", "1s", "--period", "300ms"];
+const FORKED: [&str; 8] = ["--max-pause", "1ms", "--budget", "50", "--walk-every", "1s", "--period", "300ms"];
 
 /// `(instances, bytes)` of `class` in a `jcmd GC.class_histogram` listing.
 fn jcmd_row(histogram: &str, class: &str) -> Option<(u64, u64)> {
@@ -159,6 +158,34 @@ fn no_fork_on_zgc_and_the_run_says_why() {
     assert!(!run.events.iter().any(|e| e.starts_with("heap walk forked")), "{:#?}", run.events);
 }
 
+/// `--no-fork-walks` makes no fork, whatever the walks' pause: a whole walk too long for
+/// `--max-pause` is skipped or tried and stopped at it, as the planner's events say.
+#[test]
+fn no_fork_with_no_fork_walks() {
+    let jdk = Jdk::default_jdk();
+    let dir = jdk.compiled_with_agent("Forked");
+    let db = dir.path().join("stw.db");
+    let java = jdk.bin.join("java");
+    let cp = dir.path().to_str().unwrap();
+    let mut args = vec!["run", "--out", db.to_str().unwrap(), "--no-fork-walks"];
+    args.extend(FORKED);
+    args.extend(["--", java.to_str().unwrap(), "-Xmx128m", "-cp", cp, "Forked", "20000", "4"]);
+    let out = leakscope(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = runstore::read(&db, 0).unwrap();
+    assert!(!run.events.iter().any(|e| e.contains("fork")), "{:#?}", run.events);
+    let planned = |e: &&String| e.starts_with("heap walk skipped") || e.starts_with("heap walk tried");
+    assert!(run.events.iter().any(|e| planned(&e)), "{:#?}", run.events);
+    // Fork options ask for forks: with --no-fork-walks they are an error, said in one line.
+    let out = leakscope(&["run", "--no-fork-walks", "--fork-timeout", "5s", "--", "java", "-version"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--fork-timeout"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The processes whose parent is `pid`, with their state letter.
 fn children_of(pid: u32) -> Vec<(u32, char)> {
     let mut out = Vec::new();
@@ -255,6 +282,65 @@ fn a_forked_walk_that_hangs_is_killed_and_the_jvm_runs_on() {
         .filter(|c| c.contains(cp) && c.contains("Forked"))
         .collect();
     assert!(left.is_empty(), "processes left: {left:?}");
+}
+
+/// A child stuck on a lock (its only thread waiting on a futex word, spending no CPU time) is
+/// killed 10 s on, not at `--fork-timeout` (2 min): the event says where it waited; the JVM
+/// runs on to its end.
+#[test]
+fn a_forked_walk_stuck_on_a_lock_is_killed_long_before_its_timeout() {
+    let jdk = Jdk::default_jdk();
+    let dir = jdk.compiled_with_agent("Forked");
+    let db = dir.path().join("stuck.db");
+    let java = jdk.bin.join("java");
+    let cp = dir.path().to_str().unwrap();
+    let mut args = vec!["run", "--out", db.to_str().unwrap(), "--test-fork-hang"];
+    args.extend(FORKED);
+    args.extend(["--", java.to_str().unwrap(), "-Xmx128m", "-cp", cp, "Forked", "20000", "20"]);
+    let out = leakscope(&args);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("done 20000"));
+    let store = runstore::read(&db, 0).unwrap();
+    let stuck: Vec<&String> = store.events.iter().filter(|e| e.contains("with no CPU time spent")).collect();
+    assert!(!stuck.is_empty(), "{:#?}", store.events);
+    assert!(
+        stuck[0].contains("waited 10.0 s on 0x") && stuck[0].contains("held at the fork; it was killed"),
+        "{}",
+        stuck[0]
+    );
+    assert!(!store.events.iter().any(|e| e.contains("did not end within")), "{:#?}", store.events);
+}
+
+/// A thread of the JVM's holds HotSpot's chunk pool lock 150 ms out of every 200 (the lock two
+/// hung children of a Jetty shop waited on forever: a compiler thread held it at the fork), and
+/// each child stops if it finds it held: the VM thread takes it before it forks, so every
+/// child finds it free and walks, where without that 3 in 4 would stop.
+fn forks_take_the_chunk_pool_lock_first(jdk: &Jdk) {
+    let dir = jdk.compiled_with_agent("Forked");
+    let db = dir.path().join("locks.db");
+    let java = jdk.bin.join("java");
+    let cp = dir.path().to_str().unwrap();
+    let mut args = vec!["run", "--out", db.to_str().unwrap(), "--test-hold-fork-lock"];
+    args.extend(FORKED);
+    args.extend(["--", java.to_str().unwrap(), "-Xmx128m", "-cp", cp, "Forked", "20000", "10"]);
+    let out = leakscope(&args);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("done 20000"));
+    let events = runstore::read(&db, 0).unwrap().events;
+    let forked = events.iter().filter(|e| e.starts_with("heap walk forked")).count();
+    assert!(forked >= 2, "JDK {}: {forked} forked walks: {events:#?}", jdk.feature());
+    let failed: Vec<&String> =
+        events.iter().filter(|e| e.contains("unfenced") || e.contains("killed") || e.contains("no report")).collect();
+    assert!(failed.is_empty(), "JDK {}: {failed:#?}", jdk.feature());
+}
+
+#[test]
+fn forks_take_the_chunk_pool_lock_first_on_jdk17() {
+    forks_take_the_chunk_pool_lock_first(&Jdk::default_jdk());
+}
+
+#[test]
+fn forks_take_the_chunk_pool_lock_first_on_jdk25() {
+    let Some(jdk) = Jdk::require25() else { return };
+    forks_take_the_chunk_pool_lock_first(&jdk);
 }
 
 /// Runs `Live SCENARIO` with every whole walk forked, and holds what `growth RUN.db` says of
