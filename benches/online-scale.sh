@@ -6,7 +6,8 @@
 # cart), beside the same shop that removes its listeners and holds a catalog of as many items
 # (tomcat-shop-steady). For each JDK (17 and 25) and each way in (run, attach), it reads
 # `growth RUN.db --json` every 10 s, and prints at each 30 s the first candidate, the structure
-# that holds it and its element; at the end the longest pause a walk caused (stopped walks
+# that holds it and its element; every 90 s, the steady shop's `top` live bytes and stated error
+# against jcmd's histogram; at the end the longest pause a walk caused (stopped walks
 # included), the walks taken and skipped, what a walk would take now, and whether the steady
 # shop had a candidate at any reading.
 #
@@ -82,6 +83,23 @@ else:
     print(c["class"], "| grows in", s.get("name", "-"), "| held by", held, "| element", s.get("element", "-"))'
 }
 
+# The JVM of a pid `start` printed (a `leakscope run`'s child, or the JVM itself).
+jvm_of() { pgrep -P "$1" java | head -n 1 | grep . || echo "$1"; }
+
+# DB PID: `top`'s live estimate and its stated error against the JVM's own count (`jcmd
+# GC.class_histogram`, live objects after a full collection), one line.
+top_vs_jcmd() {
+  local live hist
+  live=$("$bin" top "$1" --once --json 2>/dev/null) || { echo "no top"; return; }
+  hist=$(jcmd "$(jvm_of "$2")" GC.class_histogram 2>/dev/null | awk '/^Total/ {print $3}')
+  printf '%s' "$live" | python3 -c '
+import json, sys
+t = json.load(sys.stdin); h = int(sys.argv[1] or 0); m = 2 ** 20
+live, err, source, walks = t["live_bytes"], t["live_error_bytes"], t["live_source"], t["walks"]
+verdict = "within" if abs(live - h) <= err else "OUTSIDE its error"
+print(f"top {live / m:.0f} MiB +- {err / m:.0f} ({source}, {walks} walks); jcmd {h / m:.0f} MiB: {verdict}")' "$hist"
+}
+
 candidates() { "$bin" growth "$1" --json -q 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["candidates"]))'; }
 
 for home in $jdks; do
@@ -97,6 +115,7 @@ for home in $jdks; do
       sleep 10; t=$((t + 10))
       n=$(candidates "$steady" || echo 0); [ "$n" -gt "$steady_max" ] && steady_max=$n
       if [ $((t % 30)) = 0 ] && kill -0 "$lpid" 2>/dev/null; then echo "  $t s: $(verdict "$leak")"; fi
+      if [ $((t % 90)) = 0 ] && kill -0 "$spid" 2>/dev/null; then echo "  $t s, steady shop: $(top_vs_jcmd "$steady" "$spid")"; fi
     done
     echo "  end: $(verdict "$leak")"
     sqlite3 "$leak" "select '  longest pause ' || ifnull((select value from meta where key = 'longest_pause_ms'), 0) || ' ms; walks ' || (select count(*) from snapshots where kind = 'walk') || ', skipped or stopped ' || (select count(*) from events where message like 'heap walk s%')"

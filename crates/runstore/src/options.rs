@@ -51,7 +51,8 @@ pub struct Options {
     pub walk_floor: bool,
     /// A whole walk that would not fit `max_pause` runs on a forked copy of the JVM instead
     /// (Linux, not on ZGC, with memory left for the copy): the JVM stops for the fork only.
-    /// On by default; `fork_walks:off` plans such walks as stop-the-world ones.
+    /// On by default, but off with `watch` unless given (a forked walk learns no watched
+    /// object's path); `fork_walks:off` plans such walks as stop-the-world ones.
     pub fork_walks: bool,
     /// A forked walk's child is killed after this long.
     pub fork_timeout: Duration,
@@ -97,6 +98,7 @@ impl Options {
     /// Parses an option string over the defaults for `pid`.
     pub fn parse(text: &str, pid: u32) -> Result<Options, OptionError> {
         let mut o = Options::defaults(pid);
+        let mut fork_given = false;
         for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (key, value) = match item.find([':', '=']) {
                 Some(i) => (&item[..i], &item[i + 1..]),
@@ -154,7 +156,10 @@ impl Options {
                 }
                 "test_panic" => o.test_panic = Some(value.to_string()),
                 "walk_floor" => o.walk_floor = parse_switch(value).ok_or_else(|| bad("on or off"))?,
-                "fork_walks" => o.fork_walks = parse_switch(value).ok_or_else(|| bad("on or off"))?,
+                "fork_walks" => {
+                    o.fork_walks = parse_switch(value).ok_or_else(|| bad("on or off"))?;
+                    fork_given = true;
+                }
                 "fork_timeout" => {
                     o.fork_timeout = parse_duration(value)
                         .filter(|d| *d >= Duration::from_secs(1))
@@ -165,6 +170,11 @@ impl Options {
                 "test_hold_fork_lock" => o.test_hold_fork_lock = parse_switch(value).ok_or_else(|| bad("on or off"))?,
                 _ => return Err(OptionError::Unknown { key: key.to_owned() }),
             }
+        }
+        // A forked walk learns no watched object's path (its links stay in the copy): with
+        // `watch`, walks stay in the JVM unless forks are asked for by name.
+        if !o.watch.is_empty() && !fork_given {
+            o.fork_walks = false;
         }
         Ok(o)
     }
@@ -278,6 +288,8 @@ mod tests {
         assert!(!Options::parse("", 7).unwrap().capture_on_leak, "off by default");
         assert!(Options::parse("", 7).unwrap().fork_walks, "on by default");
         assert!(!Options::parse("fork_walks:off", 7).unwrap().fork_walks);
+        assert!(!Options::parse("watch:A>B", 7).unwrap().fork_walks, "off with watch");
+        assert!(Options::parse("watch:A>B,fork_walks:on", 7).unwrap().fork_walks);
         assert!(
             matches!(Options::parse("capture_every:0s", 7), Err(OptionError::Bad { key, .. }) if key == "capture_every")
         );

@@ -318,6 +318,9 @@ impl<'a> Worker<'a> {
                         disable(e);
                         return;
                     }
+                    // The metrics say what the store now says, not a period later: `growth`
+                    // named a shop's holder from a forked walk while /metrics had none yet.
+                    self.publish("running");
                 }
                 Ok(false) => {}
                 Err(e) => {
@@ -500,6 +503,19 @@ fn date(h: &mut runstore::HolderChain, at_ms: u64, whole: bool) {
     h.time_ms = at_ms;
     if let (false, Some(&(_, bytes))) = (whole, h.sizes.last()) {
         h.bytes = bytes;
+    }
+}
+
+/// A forked walk's own reading of chain `h`'s array joins its readings, as the store keeps it
+/// (`write_container_sizes`): a forked walk's containers are read at no other time, and with
+/// only the newest walk's size the agent's own ranking (the metrics' holder) never saw the
+/// listener list of a Tomcat shop grow that `growth RUN.db` named from the store.
+fn read_at_walk(h: &mut runstore::HolderChain, at_ms: u64) {
+    if h.id > 0 {
+        h.sizes.push((at_ms, h.bytes));
+        if h.sizes.len() > RECENT {
+            h.sizes.remove(0);
+        }
     }
 }
 

@@ -97,3 +97,22 @@ fn a_chain_after_a_walk_filtered_by_class_is_as_big_as_its_last_reading() {
     super::date(&mut unread, 2_500, false);
     assert_eq!(unread.bytes, 54_464);
 }
+
+#[test]
+fn a_forked_walks_chain_carries_every_forked_reading_of_its_array() {
+    // Three forked walks of a growing list: each gives the chain anew, with its own size; the
+    // sizes the chain carries (as `keep_known` hands them on) gain each walk's reading.
+    let mut chain = runstore::HolderChain { id: 7, ..list() };
+    for (at, bytes) in [(1_000, 12_000), (2_000, 40_000), (3_000, 90_000)] {
+        let mut walked = runstore::HolderChain { id: 7, bytes, sizes: Vec::new(), ..list() };
+        walked.sizes = chain.sizes.clone();
+        super::date(&mut walked, at, true);
+        super::read_at_walk(&mut walked, at);
+        chain = walked;
+    }
+    assert_eq!(chain.sizes, [(1_000, 12_000), (2_000, 40_000), (3_000, 90_000)]);
+    // A container with no number is followed by no reading.
+    let mut unnumbered = runstore::HolderChain { id: 0, bytes: 5, ..list() };
+    super::read_at_walk(&mut unnumbered, 1_000);
+    assert!(unnumbered.sizes.is_empty());
+}

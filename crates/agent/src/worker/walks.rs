@@ -268,6 +268,7 @@ impl Worker<'_> {
         self.containers.name_by_index(self.a.env, self.jni, &mut holders, &walk.chain_objects);
         self.number_forked(&mut holders);
         self.keep_known(&mut holders, at, true);
+        holders.iter_mut().for_each(|h| super::read_at_walk(h, at));
         let sizes: Vec<(u64, u64)> = holders.iter().filter(|h| h.id > 0).map(|h| (h.id, h.bytes)).collect();
         self.store.write_container_sizes(at, &sizes).map_err(|e| e.to_string())?;
         let pause_ms = walk.pause.as_secs_f64() * 1000.0;

@@ -66,13 +66,15 @@ pub struct AgentArgs {
     pub capture_max_heap: Option<u64>,
     /// Never walk a forked copy of the JVM: a whole heap walk that would not fit --max-pause
     /// is then skipped, or tried now and then and stopped at it, and walks filtered by class
-    /// take its place. By default such a walk runs on a forked copy (Linux, not on ZGC): the
-    /// JVM stops only for the fork, and the copy costs memory while the walk runs (pages either
-    /// side writes are copied; refused when the cgroup has less than twice the heap left).
+    /// take its place. By default (without --watch) such a walk runs on a forked copy (Linux,
+    /// not on ZGC): the JVM stops only for the fork, and the copy costs memory while the walk
+    /// runs (pages either side writes are copied; refused when the cgroup has less than twice
+    /// the heap left).
     #[arg(long)]
     pub no_fork_walks: bool,
-    /// The default: a whole heap walk that would not fit --max-pause walks a forked copy.
-    #[arg(long, hide = true, conflicts_with = "no_fork_walks")]
+    /// Walk a forked copy even with --watch (the default without it): the watched objects'
+    /// paths are then learned only by the walks that fit --max-pause.
+    #[arg(long, conflicts_with = "no_fork_walks")]
     pub fork_walks: bool,
     /// Kill a forked walk's copy after this long [default: 2m].
     #[arg(long, value_name = "DURATION", conflicts_with = "no_fork_walks", value_parser = parse_duration)]
@@ -135,6 +137,9 @@ impl AgentArgs {
         }
         if self.no_fork_walks {
             items.push("fork_walks:off".into());
+        }
+        if self.fork_walks {
+            items.push("fork_walks:on".into());
         }
         if self.test_fork_hang {
             items.push("test_fork_hang:on".into());

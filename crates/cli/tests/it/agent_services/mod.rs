@@ -317,10 +317,14 @@ fn assert_holder_at_every_reading(s: &Service, holder: &str, element: &str) -> b
             .filter(|r| r["name"] == "leakscope_growth_holder" && r["value"] == 1.0)
             .map(|r| r["labels"]["holder"].as_str().unwrap())
             .collect();
+        // The metrics are the agent's figures as of its last tick; the store may have the walk
+        // that named the holder a moment before they do: at that first reading they may name
+        // none yet (CI, a loaded machine), never another.
         assert!(
-            !holders.is_empty() && holders.iter().all(|h| *h == holder),
-            "{}: at {t} s the metrics' holders are {holders:?}",
-            s.scenario
+            (!holders.is_empty() || k == named) && holders.iter().all(|h| *h == holder),
+            "{}: at {t} s the metrics' holders are {holders:?} (growth first named {holder} at {} s)",
+            s.scenario,
+            s.verdicts[named].0
         );
     }
     true
