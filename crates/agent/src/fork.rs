@@ -46,7 +46,7 @@ const POLL: Duration = Duration::from_millis(2);
 /// wait, spending no CPU time meanwhile, is stuck: no thread of its own is left to wake it (a
 /// lock another thread of the JVM held at the fork). A walking child never waits: it walks,
 /// in the kernel's copy-on-write faults as much as in HotSpot's code, and its CPU time grows.
-const STUCK: Duration = Duration::from_secs(10);
+pub(crate) const STUCK: Duration = Duration::from_secs(10);
 
 /// The parent's VM thread must have waited on an address this many times, and at least as
 /// often as on all others together, for it to be the idle one.

@@ -61,8 +61,8 @@ pub struct Options {
     pub fork_max_copy: Option<u64>,
     /// Test only: a forked walk's child stops in its walk, as on a lock held at the fork.
     pub test_fork_hang: bool,
-    /// Test only: a thread holds HotSpot's chunk pool lock 150 ms out of every 200, and each
-    /// forked child stops if it finds it held.
+    /// Test only: a thread takes HotSpot's chunk pool lock as each fork is made and holds it
+    /// 50 ms, and each forked child stops if it finds it held.
     pub test_hold_fork_lock: bool,
 }
 

@@ -484,10 +484,7 @@ impl<'a> Worker<'a> {
         let time = now_ms();
         for &(id, bytes) in &sizes {
             if let Some(h) = self.walk_holders.iter_mut().find(|h| h.id == id) {
-                h.sizes.push((time, bytes));
-                if h.sizes.len() > RECENT {
-                    h.sizes.remove(0);
-                }
+                add_reading(h, time, bytes);
             }
         }
         self.store.write_container_sizes(time, &sizes).map_err(|e| e.to_string())
@@ -506,16 +503,21 @@ fn date(h: &mut runstore::HolderChain, at_ms: u64, whole: bool) {
     }
 }
 
+/// A reading of chain `h`'s array, `bytes` at `at_ms`, kept with the [`RECENT`] newest.
+fn add_reading(h: &mut runstore::HolderChain, at_ms: u64, bytes: u64) {
+    h.sizes.push((at_ms, bytes));
+    if h.sizes.len() > RECENT {
+        h.sizes.remove(0);
+    }
+}
+
 /// A forked walk's own reading of chain `h`'s array joins its readings, as the store keeps it
 /// (`write_container_sizes`): a forked walk's containers are read at no other time, and with
 /// only the newest walk's size the agent's own ranking (the metrics' holder) never saw the
 /// listener list of a Tomcat shop grow that `growth RUN.db` named from the store.
 fn read_at_walk(h: &mut runstore::HolderChain, at_ms: u64) {
     if h.id > 0 {
-        h.sizes.push((at_ms, h.bytes));
-        if h.sizes.len() > RECENT {
-            h.sizes.remove(0);
-        }
+        add_reading(h, at_ms, h.bytes);
     }
 }
 

@@ -166,11 +166,16 @@ impl Worker<'_> {
             None => match crate::fork::support() {
                 Ok(s) => {
                     self.fork = Some(Ok(s));
+                    // Found here, on the worker: reading libjvm.so's symbol table must not add
+                    // to the pause of the first fork, whose VM thread uses what this finds.
                     match crate::fork_locks::of_this_jvm() {
                         Ok(locks) if a.opts.test_hold_fork_lock => locks.hold_for_test(),
                         Ok(_) => {}
                         Err(why) => {
-                            let msg = format!("forked walks unfenced: {why}; HotSpot's chunk pool lock cannot be taken around a fork, so a child that finds it held by another thread is stuck, and is killed 10 s on");
+                            let msg = format!(
+                                "forked walks unfenced: {why}; HotSpot's chunk pool lock cannot be taken around a fork, so a child that finds it held by another thread is stuck, and is killed {} on",
+                                report::human_ms(crate::fork::STUCK.as_millis() as u64)
+                            );
                             self.store.event(now_ms(), &msg).map_err(|e| e.to_string())?;
                         }
                     }

@@ -89,7 +89,7 @@ pub struct AgentArgs {
     /// Test only: a forked walk's copy stops in its walk, to show it is killed at the timeout.
     #[arg(long, hide = true, conflicts_with = "no_fork_walks")]
     pub test_fork_hang: bool,
-    /// Test only: a thread holds HotSpot's chunk pool lock most of the time, and a forked
+    /// Test only: a thread takes HotSpot's chunk pool lock as each fork is made, and a forked
     /// walk's copy that finds it held stops, to show the fork takes it first.
     #[arg(long, hide = true, conflicts_with = "no_fork_walks")]
     pub test_hold_fork_lock: bool,

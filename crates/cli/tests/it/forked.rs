@@ -162,20 +162,10 @@ fn no_fork_on_zgc_and_the_run_says_why() {
 /// `--max-pause` is skipped or tried and stopped at it, as the planner's events say.
 #[test]
 fn no_fork_with_no_fork_walks() {
-    let jdk = Jdk::default_jdk();
-    let dir = jdk.compiled_with_agent("Forked");
-    let db = dir.path().join("stw.db");
-    let java = jdk.bin.join("java");
-    let cp = dir.path().to_str().unwrap();
-    let mut args = vec!["run", "--out", db.to_str().unwrap(), "--no-fork-walks"];
-    args.extend(FORKED);
-    args.extend(["--", java.to_str().unwrap(), "-Xmx128m", "-cp", cp, "Forked", "20000", "4"]);
-    let out = leakscope(&args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let run = runstore::read(&db, 0).unwrap();
-    assert!(!run.events.iter().any(|e| e.contains("fork")), "{:#?}", run.events);
+    let events = forked_run(&Jdk::default_jdk(), None, &["-Xmx128m"], ("20000", "4"), &["--no-fork-walks"]);
+    assert!(!events.iter().any(|e| e.contains("fork")), "{events:#?}");
     let planned = |e: &&String| e.starts_with("heap walk skipped") || e.starts_with("heap walk tried");
-    assert!(run.events.iter().any(|e| planned(&e)), "{:#?}", run.events);
+    assert!(events.iter().any(|e| planned(&e)), "{events:#?}");
     // Fork options ask for forks: with --no-fork-walks they are an error, said in one line.
     let out = leakscope(&["run", "--no-fork-walks", "--fork-timeout", "5s", "--", "java", "-version"]);
     assert_eq!(out.status.code(), Some(2));
@@ -289,42 +279,23 @@ fn a_forked_walk_that_hangs_is_killed_and_the_jvm_runs_on() {
 /// runs on to its end.
 #[test]
 fn a_forked_walk_stuck_on_a_lock_is_killed_long_before_its_timeout() {
-    let jdk = Jdk::default_jdk();
-    let dir = jdk.compiled_with_agent("Forked");
-    let db = dir.path().join("stuck.db");
-    let java = jdk.bin.join("java");
-    let cp = dir.path().to_str().unwrap();
-    let mut args = vec!["run", "--out", db.to_str().unwrap(), "--test-fork-hang"];
-    args.extend(FORKED);
-    args.extend(["--", java.to_str().unwrap(), "-Xmx128m", "-cp", cp, "Forked", "20000", "20"]);
-    let out = leakscope(&args);
-    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("done 20000"));
-    let store = runstore::read(&db, 0).unwrap();
-    let stuck: Vec<&String> = store.events.iter().filter(|e| e.contains("with no CPU time spent")).collect();
-    assert!(!stuck.is_empty(), "{:#?}", store.events);
+    let events = forked_run(&Jdk::default_jdk(), None, &["-Xmx128m"], ("20000", "20"), &["--test-fork-hang"]);
+    let stuck: Vec<&String> = events.iter().filter(|e| e.contains("with no CPU time spent")).collect();
+    assert!(!stuck.is_empty(), "{events:#?}");
     assert!(
         stuck[0].contains("waited 10.0 s on 0x") && stuck[0].contains("held at the fork; it was killed"),
         "{}",
         stuck[0]
     );
-    assert!(!store.events.iter().any(|e| e.contains("did not end within")), "{:#?}", store.events);
+    assert!(!events.iter().any(|e| e.contains("did not end within")), "{events:#?}");
 }
 
-/// A thread of the JVM's holds HotSpot's chunk pool lock 150 ms out of every 200 (the lock two
-/// hung children of a Jetty shop waited on forever: a compiler thread held it at the fork), and
-/// each child stops if it finds it held: the VM thread takes it before it forks, so every
-/// child finds it free and walks, where without that 3 in 4 would stop.
+/// A thread of the JVM's takes HotSpot's chunk pool lock as each fork is made and holds it 50 ms
+/// (the lock three hung children of a Jetty shop waited on forever: a compiler thread held it
+/// at the fork), and each child stops if it finds it held: the VM thread takes it before it
+/// forks, so every child finds it free and walks, where without that every one would stop.
 fn forks_take_the_chunk_pool_lock_first(jdk: &Jdk) {
-    let dir = jdk.compiled_with_agent("Forked");
-    let db = dir.path().join("locks.db");
-    let java = jdk.bin.join("java");
-    let cp = dir.path().to_str().unwrap();
-    let mut args = vec!["run", "--out", db.to_str().unwrap(), "--test-hold-fork-lock"];
-    args.extend(FORKED);
-    args.extend(["--", java.to_str().unwrap(), "-Xmx128m", "-cp", cp, "Forked", "20000", "10"]);
-    let out = leakscope(&args);
-    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("done 20000"));
-    let events = runstore::read(&db, 0).unwrap().events;
+    let events = forked_run(jdk, None, &["-Xmx128m"], ("20000", "10"), &["--test-hold-fork-lock"]);
     let forked = events.iter().filter(|e| e.starts_with("heap walk forked")).count();
     assert!(forked >= 2, "JDK {}: {forked} forked walks: {events:#?}", jdk.feature());
     let failed: Vec<&String> =
@@ -462,15 +433,21 @@ impl Drop for MemoryCgroup {
     }
 }
 
-/// Runs `Forked N SECONDS` under `leakscope run` with forked walks (and `extra` options),
-/// the JVM in `cgroup` when given; the run's events.
-fn forked_run(cgroup: Option<&MemoryCgroup>, jvm: &[&str], n: &str, extra: &[&str]) -> (Vec<String>, String) {
-    let jdk = Jdk::default_jdk();
+/// Runs `Forked N SECONDS` on `jdk` under `leakscope run` with forked walks (and `extra`
+/// options), the JVM in `cgroup` when given; the run's events, once the program has printed
+/// its `done N` line.
+fn forked_run(
+    jdk: &Jdk,
+    cgroup: Option<&MemoryCgroup>,
+    jvm: &[&str],
+    (n, seconds): (&str, &str),
+    extra: &[&str],
+) -> Vec<String> {
     let dir = jdk.compiled_with_agent("Forked");
-    let db = dir.path().join("harm.db");
+    let db = dir.path().join("forked-run.db");
     let java = jdk.bin.join("java");
     let cp = dir.path().to_str().unwrap();
-    let mut command = format!("exec {} {} -cp {cp} Forked {n} 12", java.display(), jvm.join(" "));
+    let mut command = format!("exec {} {} -cp {cp} Forked {n} {seconds}", java.display(), jvm.join(" "));
     if let Some(c) = cgroup {
         command = format!("echo $$ > {} && {command}", c.procs());
     }
@@ -479,13 +456,13 @@ fn forked_run(cgroup: Option<&MemoryCgroup>, jvm: &[&str], n: &str, extra: &[&st
     args.extend(extra);
     args.extend(["--", "sh", "-c", &command]);
     let out = leakscope(&args);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success() && stdout.contains(&format!("done {n}")),
         "{stdout} {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    (runstore::read(&db, 0).unwrap().events, stdout)
+    runstore::read(&db, 0).unwrap().events
 }
 
 /// In a cgroup whose limit leaves less than twice the heap in use, a forked walk's copy could
@@ -497,7 +474,7 @@ fn a_fork_the_cgroup_cannot_hold_is_refused_and_said() {
     // About 90 MB live in a 256 MB heap, about 340 MB used: 420 MB leaves some 80 MB.
     let Some(cgroup) = MemoryCgroup::new(420 << 20) else { return };
     let jvm = ["-Xms256m", "-Xmx256m", "-XX:+AlwaysPreTouch", "-XX:+UseParallelGC"];
-    let (events, _) = forked_run(Some(&cgroup), &jvm, "1000000", &[]);
+    let events = forked_run(&Jdk::default_jdk(), Some(&cgroup), &jvm, ("1000000", SECONDS), &[]);
     let refused: Vec<&String> = events.iter().filter(|e| e.starts_with("forked heap walk refused")).collect();
     assert!(!refused.is_empty(), "{events:#?}");
     // What was left is the cgroup's (some 80 MB), not the machine's (gigabytes).
@@ -510,7 +487,7 @@ fn a_fork_the_cgroup_cannot_hold_is_refused_and_said() {
 /// JVM runs on to its end (its `done` line, and the count it prints).
 #[test]
 fn a_copy_past_its_bound_is_killed_and_said() {
-    let (events, _) = forked_run(None, &["-Xmx128m"], "200000", &["--fork-max-copy", "1M"]);
+    let events = forked_run(&Jdk::default_jdk(), None, &["-Xmx128m"], ("200000", SECONDS), &["--fork-max-copy", "1M"]);
     let killed: Vec<&String> =
         events.iter().filter(|e| e.contains("over its bound of 1.0 MiB") && e.contains("killed")).collect();
     assert!(!killed.is_empty(), "{events:#?}");
